@@ -1,0 +1,36 @@
+import { writeFileSync } from "node:fs";
+import { arch, cpus, totalmem } from "node:os";
+import { benchContract } from "./contract.js";
+
+// `npm run bench [-- group…]`: runs the named groups (all when none) and prints
+// one JSON report; also written to bench/report.json.
+
+const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
+  contract: benchContract,
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+for (const name of wanted) {
+  if (!(name in GROUPS)) {
+    process.stderr.write(
+      `unknown benchmark group: ${name} (have: ${Object.keys(GROUPS).join(", ")})\n`,
+    );
+    process.exit(1);
+  }
+}
+const report: Record<string, unknown> = {
+  generated_at: new Date().toISOString(),
+  machine: {
+    node: process.version,
+    arch: arch(),
+    cpus: cpus().length,
+    mem_gib: Math.round(totalmem() / 2 ** 30),
+  },
+};
+for (const name of wanted.length > 0 ? wanted : Object.keys(GROUPS)) {
+  process.stderr.write(`bench: ${name}…\n`);
+  report[name] = await GROUPS[name]!();
+}
+const json = JSON.stringify(report, null, 2);
+writeFileSync(new URL("./report.json", import.meta.url), `${json}\n`);
+process.stdout.write(`${json}\n`);

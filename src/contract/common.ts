@@ -1,0 +1,173 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { request, response } from "./envelope.js";
+import { Capability, Endpoint, InstanceId, Role, Sid, Timestamp } from "./identifiers.js";
+import { InstanceInfo, SessionMetaFields } from "./peers.js";
+import { Topic } from "./topics.js";
+import { upstream } from "./upstream.js";
+
+// The common plane (contract §4.3.1): connect, declare the end of a
+// connection, subscribe.
+
+/** The mesh half of an instance's greeting. Unsigned: the proof binding the
+ * connection to `iss` follows in a separate exchange keyed by `kid`. */
+export const MeshHello = Type.Object({
+  ver: Type.Integer({ minimum: 1 }),
+  /** The endpoint the dialer claims to be published at. */
+  iss: Endpoint,
+  /** The endpoint it believes it dials; compared whole with the receiver's. */
+  aud: Endpoint,
+  id: InstanceId,
+  kid: Type.String({ minLength: 16 }),
+});
+export type MeshHello = Static<typeof MeshHello>;
+
+/** The greeting that settles what a connection is.
+ *
+ * Which fields are required is decided by `role`, which no single object
+ * schema can state, so `helloRoleViolations` checks it: `session` carries
+ * `sid`; `user` carries no `sid`; `instance` carries `mesh`. A field of another
+ * role is as much a refusal as a missing one — accepting it would settle the
+ * connection as something neither side meant. */
+export const HelloArgs = Type.Object({
+  role: Role,
+  /** The caller's generation; anything but PROTOCOL_VERSION is `bad_request`. */
+  protocol_version: Type.Integer({ minimum: 1 }),
+  sid: Type.Optional(Sid),
+  mesh: Type.Optional(MeshHello),
+  /** Client build, for display only. */
+  client_version: Type.Optional(Type.String()),
+  repo: Type.Optional(SessionMetaFields.repo),
+  ws: Type.Optional(SessionMetaFields.ws),
+  cwd: Type.Optional(SessionMetaFields.cwd),
+  transcript_path: Type.Optional(SessionMetaFields.transcript_path),
+  repo_root: Type.Optional(SessionMetaFields.repo_root),
+  branch: Type.Optional(SessionMetaFields.branch),
+  title: Type.Optional(SessionMetaFields.title),
+  model: Type.Optional(SessionMetaFields.model),
+  effort: Type.Optional(SessionMetaFields.effort),
+});
+export type HelloArgs = Static<typeof HelloArgs>;
+
+export const HelloResult = Type.Object({
+  protocol_version: Type.Integer({ minimum: 1 }),
+  /** The answering instance; other ids in the reply are relative to it. */
+  instance: InstanceId,
+  /** Absent when it belongs to no mesh. */
+  endpoint: Type.Optional(Endpoint),
+  /** Every instance it knows, itself included. */
+  instances: Type.Array(InstanceInfo),
+  capabilities: Type.Array(Capability),
+  /** Daemon build, display only. */
+  version: Type.String(),
+  started_at: Timestamp,
+  /** Base URL of the gateway in front of this instance's terminals, no
+   * trailing slash. Absent exactly when `terminal` is. */
+  terminal_gateway: Type.Optional(
+    Type.String({ pattern: "^https?://[^/?#\\s]+(/[^?#\\s]*[^/?#\\s])?$" }),
+  ),
+  /** When an access token opened the connection: the instant the instance
+   * closes it unless `auth_refresh` moves it. */
+  auth_expires_at: Type.Optional(Timestamp),
+});
+export type HelloResult = Static<typeof HelloResult>;
+
+export const HelloRequest = request("hello", HelloArgs);
+export const HelloResponse = response("hello", HelloResult);
+
+/** The role rules of `hello` (§4.3.1), as `path: message` lines; empty when the
+ * greeting is well-formed. The schema has already passed. */
+export function helloRoleViolations(args: HelloArgs): string[] {
+  const out: string[] = [];
+  const has = (k: "sid" | "mesh") => args[k] !== undefined;
+  switch (args.role) {
+    case "session":
+      if (!has("sid")) out.push("/sid: required when role is session");
+      if (has("mesh")) out.push("/mesh: not allowed when role is session");
+      break;
+    case "user":
+      if (has("sid"))
+        out.push("/sid: not allowed when role is user (a person speaks for no one session)");
+      if (has("mesh")) out.push("/mesh: not allowed when role is user");
+      break;
+    case "instance":
+      if (!has("mesh")) out.push("/mesh: required when role is instance");
+      if (has("sid")) out.push("/sid: not allowed when role is instance");
+      break;
+  }
+  return out;
+}
+
+// --- instance_ping ---
+
+export const InstancePingArgs = Type.Object({});
+export const InstancePingResult = Type.Object({
+  instance: InstanceId,
+  version: Type.String(),
+  pid: Type.Integer({ minimum: 1 }),
+  started_at: Timestamp,
+  /** Clients connected now. */
+  clients: Type.Integer({ minimum: 0 }),
+  /** Interpreter path. */
+  exe: Type.Optional(Type.String()),
+  /** Entry script. With `exe`, tells apart two instances on one host when one
+   * runs a stale build. */
+  script: Type.Optional(Type.String()),
+  /** Bound HTTP/WS addresses as `host:port`; empty when HTTP is off. */
+  http: Type.Array(Type.String()),
+  network: Type.Union([
+    Type.Literal("off"),
+    Type.Literal("unknown"),
+    Type.Literal("online"),
+    Type.Literal("offline"),
+  ]),
+});
+export type InstancePingResult = Static<typeof InstancePingResult>;
+export const InstancePingRequest = request("instance_ping", InstancePingArgs);
+export const InstancePingResponse = response("instance_ping", InstancePingResult);
+
+// --- instance_shutdown ---
+
+/** The reply is written before the process goes down. */
+export const InstanceShutdownArgs = Type.Object({});
+export const InstanceShutdownResult = Type.Object({});
+export const InstanceShutdownRequest = request("instance_shutdown", InstanceShutdownArgs);
+export const InstanceShutdownResponse = response("instance_shutdown", InstanceShutdownResult);
+
+// --- session_stopping ---
+
+/** A session saying it is about to go, so its disconnection reads as a pause
+ * rather than a loss. The instance holds the declaration until the disconnect
+ * arrives: the two are one event in that order however long the exit takes,
+ * and a session that carries on stays connected and unchanged. */
+export const SessionStoppingArgs = Type.Object({
+  /** Why, for display: normally the harness's own end-of-session reason in its
+   * spelling. Nothing gates on the value. */
+  reason: Type.Optional(
+    Type.String({
+      minLength: 1,
+      ...upstream("claude", "the session-end reason, in the harness's spelling"),
+    }),
+  ),
+});
+export type SessionStoppingArgs = Static<typeof SessionStoppingArgs>;
+export const SessionStoppingResult = Type.Object({
+  /** The instant recorded, as it will appear on the `last_live` row — stamped
+   * by the clock the row is read against. */
+  stopped_at: Timestamp,
+});
+export const SessionStoppingRequest = request("session_stopping", SessionStoppingArgs);
+export const SessionStoppingResponse = response("session_stopping", SessionStoppingResult);
+
+// --- topic_subscribe / topic_unsubscribe ---
+
+/** The reply only acknowledges; the value arrives as the first topic frame
+ * (`snapshot: true`, except for `notify`). */
+export const TopicSubscribeArgs = Type.Object({ topic: Topic });
+export const TopicSubscribeResult = Type.Object({ topic: Topic });
+export const TopicSubscribeRequest = request("topic_subscribe", TopicSubscribeArgs);
+export const TopicSubscribeResponse = response("topic_subscribe", TopicSubscribeResult);
+
+export const TopicUnsubscribeArgs = Type.Object({ topic: Topic });
+export const TopicUnsubscribeResult = Type.Object({ topic: Topic });
+export const TopicUnsubscribeRequest = request("topic_unsubscribe", TopicUnsubscribeArgs);
+export const TopicUnsubscribeResponse = response("topic_unsubscribe", TopicUnsubscribeResult);

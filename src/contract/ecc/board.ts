@@ -1,0 +1,238 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Text } from "../text.js";
+
+// The work board and its control-pane API (ecc-surfaces §3.3, §4, §5). ECC's
+// conventions: camelCase keys, ISO-8601 timestamps, `schemaVersion` keys.
+
+/** Board columns, in display order. */
+export const LANES = ["ready", "running", "blocked", "done"] as const;
+export type Lane = (typeof LANES)[number];
+export const LaneSchema = Type.Union(LANES.map((l) => Type.Literal(l)));
+
+/** Statuses that map to a lane other than `ready`; anything else (including
+ * `open` and statuses nobody listed) is ready. */
+const LANE_OF_STATUS: Readonly<Record<string, Lane>> = {
+  done: "done",
+  closed: "done",
+  resolved: "done",
+  merged: "done",
+  cancelled: "done",
+  blocked: "blocked",
+  "needs-review": "blocked",
+  failed: "blocked",
+  stalled: "blocked",
+  running: "running",
+  "in-progress": "running",
+  active: "running",
+  working: "running",
+};
+
+/** The lane of a status — derived, never stored, so a status written by any
+ * tool lands in the same column everywhere. */
+export function workItemLane(status: string): Lane {
+  return LANE_OF_STATUS[status.trim().toLowerCase()] ?? "ready";
+}
+
+/** The status a move into a lane writes. */
+export function laneStatus(lane: Lane): string {
+  return lane === "ready" ? "open" : lane;
+}
+
+/** Done statuses: refused by claim, counted as closed by status. */
+export function isDoneStatus(status: string): boolean {
+  return workItemLane(status) === "done";
+}
+
+/** Claim ranking: critical 0; high/urgent 1; medium/normal/unknown 2; low 3. */
+export function priorityRank(priority: string | null | undefined): number {
+  switch ((priority ?? "").trim().toLowerCase()) {
+    case "critical":
+      return 0;
+    case "high":
+    case "urgent":
+      return 1;
+    case "low":
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+export const ASSIGNEE_KINDS = ["agent", "human"] as const;
+export type AssigneeKind = (typeof ASSIGNEE_KINDS)[number];
+export const AssigneeKindSchema = Type.Union(ASSIGNEE_KINDS.map((k) => Type.Literal(k)));
+
+const Iso = Type.String({ minLength: 1 });
+const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+/** The 13-field work-item model: after normalisation every key is present and
+ * required strings are non-empty. */
+export const WorkItem = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  source: Type.String({ minLength: 1 }),
+  sourceId: nullable(Type.String()),
+  title: Type.String({ minLength: 1 }),
+  status: Type.String({ minLength: 1 }),
+  priority: nullable(Type.String()),
+  url: nullable(Type.String()),
+  owner: nullable(Type.String()),
+  repoRoot: nullable(Type.String()),
+  sessionId: nullable(Type.String()),
+  metadata: Type.Unknown(),
+  createdAt: Iso,
+  updatedAt: Iso,
+});
+export type WorkItem = Static<typeof WorkItem>;
+
+/** What a create/upsert accepts: only `title` is needed for a new item; the
+ * rest merge into an existing one (absent = unchanged). */
+export const WorkItemInput = Type.Object({
+  id: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
+  source: Type.Optional(Text({ minLength: 1, maxLength: 100 })),
+  sourceId: Type.Optional(nullable(Text({ maxLength: 200 }))),
+  title: Type.Optional(Text({ minLength: 1, maxLength: 1000 })),
+  status: Type.Optional(Text({ minLength: 1, maxLength: 100 })),
+  priority: Type.Optional(nullable(Text({ maxLength: 100 }))),
+  url: Type.Optional(nullable(Text({ maxLength: 2000 }))),
+  owner: Type.Optional(nullable(Text({ maxLength: 200 }))),
+  repoRoot: Type.Optional(nullable(Text({ maxLength: 4096 }))),
+  sessionId: Type.Optional(nullable(Text({ maxLength: 200 }))),
+  metadata: Type.Optional(Type.Unknown()),
+});
+export type WorkItemInput = Static<typeof WorkItemInput>;
+
+// --- control-pane HTTP API (§5.2) ---
+
+export const ClaimRequest = Type.Object({
+  owner: Text({ minLength: 1, maxLength: 200 }),
+  /** Passed on as the assignee kind. */
+  as: Type.Optional(AssigneeKindSchema),
+});
+export type ClaimRequest = Static<typeof ClaimRequest>;
+
+export const MoveRequest = Type.Object({ lane: LaneSchema });
+export type MoveRequest = Static<typeof MoveRequest>;
+
+export const ClaimResponse = Type.Object({
+  ok: Type.Literal(true),
+  claimed: Type.Literal(true),
+  item: WorkItem,
+});
+export const MoveResponse = Type.Object({
+  ok: Type.Literal(true),
+  moved: Type.Literal(true),
+  item: WorkItem,
+});
+export const UpsertResponse = Type.Object({ ok: Type.Literal(true), item: WorkItem });
+
+/** The code a mutation answers when the store's write lock stayed taken past
+ * the wait, or when both mutation slots are busy: retry after `Retry-After`. */
+export const STATE_STORE_BUSY = "STATE_STORE_BUSY";
+
+/** 400 (invalid), 403 (read-only), 404, 500 — and 503 with `code`. */
+export const ControlPaneError = Type.Object({
+  ok: Type.Literal(false),
+  error: Type.String(),
+  code: Type.Optional(Type.Literal(STATE_STORE_BUSY)),
+});
+export type ControlPaneError = Static<typeof ControlPaneError>;
+
+export const HealthResponse = Type.Object({
+  ok: Type.Literal(true),
+  repoRoot: nullable(Type.String()),
+  dbPath: Type.String(),
+  stateDbPath: Type.String(),
+  allowActions: Type.Boolean(),
+});
+export type HealthResponse = Static<typeof HealthResponse>;
+
+/** A work item as the snapshot shows it: the model plus derived columns. */
+export const SnapshotWorkItem = Type.Object({
+  id: Type.String(),
+  source: Type.String(),
+  sourceId: nullable(Type.String()),
+  title: Type.String(),
+  status: Type.String(),
+  kanbanState: LaneSchema,
+  priority: nullable(Type.String()),
+  url: nullable(Type.String()),
+  owner: nullable(Type.String()),
+  repoRoot: nullable(Type.String()),
+  sessionId: nullable(Type.String()),
+  branch: nullable(Type.String()),
+  mergeGate: nullable(Type.String()),
+  blocker: nullable(Type.String()),
+  acceptance: Type.Array(Type.String()),
+  metadata: Type.Unknown(),
+  assigneeKind: Type.Union([AssigneeKindSchema, Type.Literal("unassigned")]),
+  assignee: nullable(Type.String()),
+  createdAt: Iso,
+  updatedAt: Iso,
+});
+export type SnapshotWorkItem = Static<typeof SnapshotWorkItem>;
+
+const LaneCounts = Type.Object({
+  ready: Type.Integer({ minimum: 0 }),
+  running: Type.Integer({ minimum: 0 }),
+  blocked: Type.Integer({ minimum: 0 }),
+  done: Type.Integer({ minimum: 0 }),
+});
+
+/** Board summary. ccmsg counts over **all** items, never over the listed
+ * window (ECC counts over its 100-row window; a demanding user expects the
+ * lane counters to match the board). */
+export const WorkItemsSummary = Type.Object({
+  totalCount: Type.Integer({ minimum: 0 }),
+  openCount: Type.Integer({ minimum: 0 }),
+  blockedCount: Type.Integer({ minimum: 0 }),
+  doneCount: Type.Integer({ minimum: 0 }),
+  kanban: LaneCounts,
+  assignment: Type.Object({
+    agent: Type.Integer({ minimum: 0 }),
+    human: Type.Integer({ minimum: 0 }),
+    unassigned: Type.Integer({ minimum: 0 }),
+  }),
+  needsAssignment: Type.Array(SnapshotWorkItem),
+  items: Type.Array(SnapshotWorkItem),
+});
+export type WorkItemsSummary = Static<typeof WorkItemsSummary>;
+
+export const CONTROL_PANE_SNAPSHOT_VERSION = "ecc.control-pane.snapshot.v1";
+
+/** One session row of the snapshot, from the instance's peers and last_live. */
+export const SnapshotSession = Type.Object({
+  id: Type.String(),
+  state: Type.String(),
+  harness: nullable(Type.String()),
+  repo: nullable(Type.String()),
+  worktree: nullable(Type.String()),
+  branch: nullable(Type.String()),
+  title: nullable(Type.String()),
+  updatedAt: nullable(Iso),
+});
+export type SnapshotSession = Static<typeof SnapshotSession>;
+
+export const ControlPaneSnapshot = Type.Object({
+  schemaVersion: Type.Literal(CONTROL_PANE_SNAPSHOT_VERSION),
+  generatedAt: Iso,
+  repoRoot: nullable(Type.String()),
+  dbPath: Type.String(),
+  stateDbPath: Type.String(),
+  database: Type.Object({ exists: Type.Boolean() }),
+  stateDatabase: Type.Object({ exists: Type.Boolean() }),
+  execution: Type.Object({ allowActions: Type.Boolean() }),
+  summary: Type.Object({
+    totalSessions: Type.Integer({ minimum: 0 }),
+    runningSessions: Type.Integer({ minimum: 0 }),
+    pendingSessions: Type.Integer({ minimum: 0 }),
+    idleSessions: Type.Integer({ minimum: 0 }),
+    failedSessions: Type.Integer({ minimum: 0 }),
+    stoppedSessions: Type.Integer({ minimum: 0 }),
+    completedSessions: Type.Integer({ minimum: 0 }),
+    unreadMessages: Type.Integer({ minimum: 0 }),
+    activeWorktrees: Type.Integer({ minimum: 0 }),
+  }),
+  sessions: Type.Array(SnapshotSession),
+  workItems: WorkItemsSummary,
+});
+export type ControlPaneSnapshot = Static<typeof ControlPaneSnapshot>;

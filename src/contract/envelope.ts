@@ -1,0 +1,146 @@
+import {
+  type Static,
+  type TObject,
+  type TProperties,
+  type TSchema,
+  Type,
+  TypeGuard,
+} from "@sinclair/typebox";
+import { ErrorBody } from "./errors.js";
+import { InstanceId, Sid } from "./identifiers.js";
+
+// The envelope (contract §1.3–§1.7). A request is one flat object: the op's
+// arguments sit beside the envelope fields, so request schemas are built by
+// merging the two rather than nesting arguments under a key.
+//
+// Objects accept members they do not declare: within a generation only
+// optional fields and whole ops may be added (§1.9), so an older reader must
+// not refuse a newer writer's extra optional field. See
+// docs/decisions/DR-0002-open-objects.md.
+
+export const RequestId = Type.String({ minLength: 1 });
+
+/** The identity a forwarding instance acts for; `sid` exactly when `role` is
+ * `session`. */
+export const Caller = Type.Union([
+  Type.Object({ role: Type.Literal("session"), sid: Sid }, { additionalProperties: false }),
+  Type.Object(
+    { role: Type.Union([Type.Literal("user"), Type.Literal("instance")]) },
+    { additionalProperties: false },
+  ),
+]);
+export type Caller = Static<typeof Caller>;
+
+function envelopeFields<Op extends string>(op: Op) {
+  return {
+    op: Type.Literal(op),
+    request_id: RequestId,
+    to_instance: Type.Optional(InstanceId),
+    from_instance: Type.Optional(InstanceId),
+    hops: Type.Optional(Type.Array(InstanceId)),
+    caller: Type.Optional(Caller),
+  };
+}
+
+/** The envelope fields alone, for any op: what step 0 of dispatch reads. */
+export const RequestEnvelope = Type.Object({
+  op: Type.String({ minLength: 1 }),
+  request_id: RequestId,
+  to_instance: Type.Optional(InstanceId),
+  from_instance: Type.Optional(InstanceId),
+  hops: Type.Optional(Type.Array(InstanceId)),
+  caller: Type.Optional(Caller),
+});
+export type RequestEnvelope = Static<typeof RequestEnvelope>;
+
+/** Names of the envelope members, which are not arguments of any op. */
+export const ENVELOPE_FIELDS = Object.keys(RequestEnvelope.properties) as readonly string[];
+
+type Envelope<Op extends string> = ReturnType<typeof envelopeFields<Op>>;
+
+/** `<op> request` = envelope ∪ args, flat. Object args merge into one object
+ * schema (fastest to check); a union of argument shapes becomes an
+ * intersection. */
+export function request<Op extends string, A extends TProperties>(
+  op: Op,
+  args: TObject<A>,
+): TObject<Envelope<Op> & A>;
+export function request<Op extends string, A extends TSchema>(op: Op, args: A): TSchema;
+export function request(op: string, args: TSchema): TSchema {
+  if (TypeGuard.IsObject(args)) {
+    return Type.Object({ ...envelopeFields(op), ...args.properties }, { title: `${op} request` });
+  }
+  return Type.Intersect([Type.Object(envelopeFields(op)), args], { title: `${op} request` });
+}
+
+const replyHead = { ok: Type.Literal(true), request_id: RequestId };
+
+/** A success reply: `ok`, `request_id`, and the result fields at the top. */
+export function response<R extends TProperties>(
+  op: string,
+  result: TObject<R>,
+): TObject<typeof replyHead & R>;
+export function response<R extends TSchema>(op: string, result: R): TSchema;
+export function response(op: string, result: TSchema): TSchema {
+  if (TypeGuard.IsObject(result)) {
+    return Type.Object({ ...replyHead, ...result.properties }, { title: `${op} response` });
+  }
+  return Type.Intersect([Type.Object(replyHead), result], { title: `${op} response` });
+}
+
+/** A failure reply. `request_id` is left out only when the request could not be
+ * identified (unparseable, or `op` / `request_id` missing). */
+export const FailureReply = Type.Object({
+  ok: Type.Literal(false),
+  request_id: Type.Optional(RequestId),
+  error: ErrorBody,
+});
+export type FailureReply = Static<typeof FailureReply>;
+
+/** A topic frame pushed by the instance. `topic` is the full subscribed name. */
+export function topicFrame<T extends TSchema>(topicPattern: string, data: T) {
+  return Type.Object({
+    ev: Type.Literal("topic"),
+    topic: Type.String({ pattern: topicPattern }),
+    snapshot: Type.Optional(Type.Literal(true)),
+    instance: InstanceId,
+    data,
+  });
+}
+
+// --- connection events (§1.7): pushed, not tied to a topic ---
+
+/** The daemon is going down and will return on the same socket; reconnect. */
+export const RestartingEvent = Type.Object({
+  ev: Type.Literal("restarting"),
+  instance: InstanceId,
+});
+/** Another connection took over this session's subscription. No `instance`:
+ * it concerns only this connection. */
+export const SubscribeSupersededEvent = Type.Object({ ev: Type.Literal("subscribe_superseded") });
+/** The instance's view of the host's network link changed. */
+export const NetOnlineEvent = Type.Object({
+  ev: Type.Literal("net_online"),
+  instance: InstanceId,
+  online: Type.Boolean(),
+});
+export const CONNECTION_EVENTS = {
+  restarting: RestartingEvent,
+  subscribe_superseded: SubscribeSupersededEvent,
+  net_online: NetOnlineEvent,
+} as const;
+export type ConnectionEvent =
+  | Static<typeof RestartingEvent>
+  | Static<typeof SubscribeSupersededEvent>
+  | Static<typeof NetOnlineEvent>;
+
+/** What a client does with an inbound line: `ok` → reply; `ev: "topic"` →
+ * topic frame; any other `ev` → connection event. */
+export function classifyInbound(frame: unknown): "reply" | "topic" | "event" | undefined {
+  if (typeof frame !== "object" || frame === null) return undefined;
+  const f = frame as Record<string, unknown>;
+  if (typeof f.ok === "boolean") return "reply";
+  if (f.ev === "topic") return "topic";
+  if (typeof f.ev === "string") return "event";
+  return undefined;
+}

@@ -1,0 +1,144 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { Text } from "./text.js";
+
+// Identifiers and scalar types (contract §2). Every pattern is anchored at both
+// ends and kept as an exported string so the topic-name pattern and tests can
+// reuse the one spelling.
+
+export const SID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
+export const INSTANCE_ID_PATTERN = "^[0-9a-f]{32}$";
+export const MID_PATTERN = "^[0-9a-f]{32}/\\d+$";
+export const NAMESPACE_PATTERN = "[a-z][a-z0-9_]{0,63}";
+export const BASE64URL_PATTERN = "^[A-Za-z0-9_-]+$";
+/** `http(s)://<host>[:<port>][/<prefix>]/` — lowercase host (or a bracketed IPv6
+ * literal), trailing slash required, no query, no fragment. The default-port
+ * rule is checked by `canonicalEndpoint`, which a pattern cannot express
+ * readably. */
+export const ENDPOINT_PATTERN =
+  "^https?://(?:[a-z0-9.-]+|\\[[0-9a-f:.]+\\])(?::[0-9]{1,5})?/(?:[^?#\\s]*/)?$";
+export const TRANSCRIPT_ITEM_ID_PATTERN = "^[^\\s:]+:(0|[1-9][0-9]*)$";
+export const TRANSCRIPT_ITEM_TYPE_PATTERN = "^[a-z]+(?::[A-Za-z0-9_.-]+)*$";
+export const TRANSCRIPT_ITEM_SELECTOR_PATTERN =
+  "^-?(?:@[A-Za-z0-9][A-Za-z0-9_-]*|[a-z]+(?::[A-Za-z0-9_.-]+)*)$";
+
+/** The harness session id (Claude Code session id; Codex thread id): a lowercase
+ * UUID, unique across the mesh and never prefixed by an instance. */
+export const Sid = Type.String({ pattern: SID_PATTERN });
+export type Sid = Static<typeof Sid>;
+
+/** The literal that names a person as a sender. */
+export const USER_SENDER = "user";
+
+/** Who sent a message: a sid, or `"user"` for a person. Spelled out rather than
+ * left absent so "a person sent this" cannot be confused with "the sid got
+ * lost"; every sid stays a valid sender. Nothing can be addressed to `"user"`. */
+export const Sender = Type.Union([Sid, Type.Literal(USER_SENDER)], { $id: "Sender" });
+export type Sender = Static<typeof Sender>;
+
+/** 16 random bytes minted once by an instance and kept for life, also across a
+ * move to another host: everything that must survive a move is keyed by it. */
+export const InstanceId = Type.String({ pattern: INSTANCE_ID_PATTERN });
+export type InstanceId = Static<typeof InstanceId>;
+
+/** Where an instance is published and dialed, compared as a whole string. */
+export const Endpoint = Type.String({ pattern: ENDPOINT_PATTERN });
+export type Endpoint = Static<typeof Endpoint>;
+
+/** Id of one delivery frame, `<InstanceId>/<counter>`. Not a cursor: there is no
+ * ordering across instances. */
+export const Mid = Type.String({ pattern: MID_PATTERN });
+export type Mid = Static<typeof Mid>;
+
+export const ROLES = ["session", "user", "instance"] as const;
+/** Settled once per connection by `hello` and fixed for its life. */
+export const Role = Type.Union(
+  ROLES.map((r) => Type.Literal(r)),
+  { $id: "Role" },
+);
+export type Role = (typeof ROLES)[number];
+
+export const CAPABILITIES = [
+  "fork",
+  "launcher",
+  "llm_events",
+  "llm_stats",
+  "llm_status",
+  "llm_usage",
+  "sandbox",
+  "terminal",
+  "translate",
+] as const;
+export const Capability = Type.Union(CAPABILITIES.map((c) => Type.Literal(c)));
+export type Capability = (typeof CAPABILITIES)[number];
+
+/** Every instant on the wire: integer Unix milliseconds. */
+export const Timestamp = Type.Integer({ minimum: 0 });
+export type Timestamp = Static<typeof Timestamp>;
+
+export const Namespace = Type.String({ pattern: `^${NAMESPACE_PATTERN}$` });
+export type Namespace = Static<typeof Namespace>;
+
+/** 1–256 code points without control characters U+0000–U+001F. */
+export const KvKey = Text({ minLength: 1, maxLength: 256, pattern: "^[^\\u0000-\\u001f]*$" });
+export type KvKey = Static<typeof KvKey>;
+
+export const Base64Url = Type.String({ minLength: 1, pattern: BASE64URL_PATTERN });
+export type Base64Url = Static<typeof Base64Url>;
+
+/** A person's id in auth records; `<unit>-<counter>` by default. */
+export const Subject = Text({ minLength: 1, maxLength: 128 });
+export type Subject = Static<typeof Subject>;
+
+export const TranscriptItemId = Type.String({ pattern: TRANSCRIPT_ITEM_ID_PATTERN });
+export type TranscriptItemId = Static<typeof TranscriptItemId>;
+export const TranscriptItemType = Type.String({ pattern: TRANSCRIPT_ITEM_TYPE_PATTERN });
+export type TranscriptItemType = Static<typeof TranscriptItemType>;
+export const TranscriptItemSelector = Type.String({ pattern: TRANSCRIPT_ITEM_SELECTOR_PATTERN });
+export type TranscriptItemSelector = Static<typeof TranscriptItemSelector>;
+
+/** A non-empty string, the most common argument shape. */
+export const NonEmpty = Type.String({ minLength: 1 });
+
+const sidRe = new RegExp(SID_PATTERN);
+const instanceRe = new RegExp(INSTANCE_ID_PATTERN);
+const midRe = new RegExp(MID_PATTERN);
+const endpointRe = new RegExp(ENDPOINT_PATTERN);
+
+export function isSid(value: unknown): value is Sid {
+  return typeof value === "string" && value.length === 36 && sidRe.test(value);
+}
+export function isInstanceId(value: unknown): value is InstanceId {
+  return typeof value === "string" && value.length === 32 && instanceRe.test(value);
+}
+export function isMid(value: unknown): value is Mid {
+  return typeof value === "string" && value.length <= 64 && midRe.test(value);
+}
+
+/** The instance a mid was minted by, and its counter. */
+export function parseMid(mid: Mid): { instance: InstanceId; counter: number } {
+  const slash = mid.indexOf("/");
+  return { instance: mid.slice(0, slash), counter: Number(mid.slice(slash + 1)) };
+}
+
+/**
+ * The browser-canonical spelling of an endpoint, or `undefined` when the value
+ * cannot be one (query, fragment, credentials, other scheme). Lowercases the
+ * host (punycode for IDN, as `URL` does), drops a default port, and requires
+ * the trailing slash instead of adding it: `/ccmsg` and `/ccmsg/` must not
+ * become two spellings of one endpoint, so a missing slash is refused.
+ */
+export function canonicalEndpoint(value: string): Endpoint | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "")
+    return undefined;
+  if (value.includes("?") || value.includes("#")) return undefined;
+  if (!url.pathname.endsWith("/")) return undefined;
+  const out = `${url.protocol}//${url.host}${url.pathname}`;
+  return endpointRe.test(out) ? out : undefined;
+}

@@ -1,0 +1,148 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { topicFrame } from "./envelope.js";
+import { Endpoint, InstanceId, Sid, Timestamp } from "./identifiers.js";
+import { topicNamePattern } from "./topics.js";
+
+// Sessions as rows (contract §6): meta, connected rows, lost rows, the
+// instance list, and the `peers` topic that carries them.
+
+/** Session meta, declared once and reused in `hello` and on the rows. All plain
+ * strings; in `hello` every one is optional and merged field by field. */
+export const SessionMetaFields = {
+  /** Repository display name. */
+  repo: Type.String(),
+  /** Workspace (worktree) name within the repository. */
+  ws: Type.String(),
+  /** The session's working directory. */
+  cwd: Type.String(),
+  /** The transcript file; only paths inside the config home's `projects/` tree
+   * are accepted, so announcing one cannot turn into reading any file. */
+  transcript_path: Type.String(),
+  /** The repository container; file browsing is rooted here so sibling
+   * workspaces are reachable. */
+  repo_root: Type.String(),
+  branch: Type.String(),
+  /** The session's own title. Absent = unknown (not "untitled"). Also the
+   * material for `from_label` and `sid_label`. */
+  title: Type.String(),
+  /** Model name in the session's own spelling. */
+  model: Type.String(),
+  /** Reasoning effort in the session's own spelling. */
+  effort: Type.String(),
+} as const;
+
+export const SESSION_META_KEYS = Object.keys(
+  SessionMetaFields,
+) as readonly (keyof typeof SessionMetaFields)[];
+
+/** Every meta field optional: the shape `hello` carries. */
+export const SessionMeta = Type.Partial(Type.Object(SessionMetaFields));
+export type SessionMeta = Static<typeof SessionMeta>;
+
+export const CONNECTED_STATES = ["waiting", "live", "live_unmanaged"] as const;
+export const LOST_STATES = ["paused", "disappeared"] as const;
+export type ConnectedState = (typeof CONNECTED_STATES)[number];
+export type LostState = (typeof LOST_STATES)[number];
+export type SessionState = ConnectedState | LostState;
+
+/** One connected session (in `peers.peers`). */
+export const PeerInfo = Type.Object({
+  sid: Sid,
+  /** The instance holding the session; paths on the row are that host's. */
+  instance: InstanceId,
+  repo: SessionMetaFields.repo,
+  ws: SessionMetaFields.ws,
+  cwd: SessionMetaFields.cwd,
+  transcript_path: Type.Optional(SessionMetaFields.transcript_path),
+  repo_root: Type.Optional(SessionMetaFields.repo_root),
+  branch: Type.Optional(SessionMetaFields.branch),
+  title: Type.Optional(SessionMetaFields.title),
+  /** Derived by the instance; a listed session is connected, so never a lost
+   * state. Absent = no classification stated. */
+  state: Type.Optional(Type.Union(CONNECTED_STATES.map((s) => Type.Literal(s)))),
+  /** A mark, not a classification. Absent = not pinned. */
+  pinned: Type.Optional(Type.Boolean()),
+  /** First registration; stable across reconnects; reset by a restart. */
+  connected_at: Type.Optional(Timestamp),
+  /** The most recent request on any of its connections. */
+  last_activity_at: Type.Optional(Timestamp),
+  /** Last time a person put something into the session. Absent while none is
+   * known: clients sort such rows after every dated one. */
+  last_user_input_at: Type.Optional(Timestamp),
+  /** When inference last ran for it, as a gateway saw it. An instant, not a
+   * flag: nothing observes the moment a request stops being in flight. Absent
+   * without a gateway, which is not "idle". */
+  gateway_active_at: Type.Optional(Timestamp),
+  /** Whether the asking session could reach this one through the harness's
+   * own messaging. Computed against the asker: never on its own row, never
+   * for a person. */
+  send_message: Type.Optional(Type.Boolean()),
+  client_version: Type.Optional(Type.String()),
+  protocol_version: Type.Integer({ minimum: 1 }),
+  /** Set while some client of this session is being refused. Overwritten, not
+   * accumulated. */
+  stale_client: Type.Optional(
+    Type.Object({
+      last_seen_at: Timestamp,
+      version: Type.Optional(Type.String()),
+      protocol_version: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+  ),
+});
+export type PeerInfo = Static<typeof PeerInfo>;
+
+/** A lost session (in `peers.last_live`), frozen from its last row. */
+export const LastLiveSession = Type.Object({
+  sid: Sid,
+  instance: InstanceId,
+  repo: SessionMetaFields.repo,
+  ws: SessionMetaFields.ws,
+  cwd: SessionMetaFields.cwd,
+  transcript_path: Type.Optional(SessionMetaFields.transcript_path),
+  repo_root: Type.Optional(SessionMetaFields.repo_root),
+  branch: Type.Optional(SessionMetaFields.branch),
+  title: Type.Optional(SessionMetaFields.title),
+  state: Type.Optional(Type.Union(LOST_STATES.map((s) => Type.Literal(s)))),
+  pinned: Type.Optional(Type.Boolean()),
+  connected_at: Type.Optional(Timestamp),
+  /** The newest instant the session was known alive; retention counts from it. */
+  last_seen_at: Timestamp,
+  /** Set if and only if the session declared `session_stopping` before going:
+   * declared intent, not observation, separates a pause from a loss. */
+  stopped_at: Type.Optional(Timestamp),
+  /** Read back from the transcript's last turn — what a resume must use. */
+  model: Type.Optional(SessionMetaFields.model),
+  effort: Type.Optional(SessionMetaFields.effort),
+});
+export type LastLiveSession = Static<typeof LastLiveSession>;
+
+/** One instance as another sees it. `id` is absent until a handshake with it
+ * completed; reachability is stated from the sender's position. */
+export const InstanceInfo = Type.Object({
+  id: Type.Optional(InstanceId),
+  endpoint: Type.Optional(Endpoint),
+  /** The host it runs on — an attribute, not an identity. */
+  host: Type.String({ minLength: 1 }),
+  reachable: Type.Boolean(),
+});
+export type InstanceInfo = Static<typeof InstanceInfo>;
+
+/** A session live now in the same repository, offered when the addressee is
+ * paused or gone. */
+export const CandidateSession = Type.Object({
+  sid: Sid,
+  ws: Type.Optional(Type.String()),
+  instance: InstanceId,
+});
+export type CandidateSession = Static<typeof CandidateSession>;
+
+/** `peers` (per_instance_whole): the sending instance's complete lists.
+ * `instances` absent = no view stated, keep what you had. */
+export const PeersData = Type.Object({
+  peers: Type.Array(PeerInfo),
+  last_live: Type.Array(LastLiveSession),
+  instances: Type.Optional(Type.Array(InstanceInfo)),
+});
+export type PeersData = Static<typeof PeersData>;
+export const PeersFrame = topicFrame(topicNamePattern("peers"), PeersData);
+export type PeersFrame = Static<typeof PeersFrame>;
