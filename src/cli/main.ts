@@ -1,13 +1,83 @@
 #!/usr/bin/env node
-// The `ccmsg` command. Command groups live in their own modules and are loaded
-// on demand, so a command pays only for what it uses.
-import { PROTOCOL_VERSION } from "../contract/constants.js";
+// The `ccmsg` command. Each command group is a module loaded on demand, so a
+// command pays only for what it uses (a cold `ccmsg post` loads the client and
+// nothing of the instance).
+import { VERSION } from "../version.js";
+import { CliError, fail } from "./common.js";
 
-const VERSION = "0.1.0";
-const [command] = process.argv.slice(2);
-if (command === "--version" || command === "version") {
-  process.stdout.write(`ccmsg ${VERSION} (wire generation ${PROTOCOL_VERSION})\n`);
-} else {
-  process.stderr.write("usage: ccmsg --version\n");
-  process.exit(command === undefined || command === "help" || command === "--help" ? 0 : 1);
+export type Command = (argv: string[]) => Promise<void>;
+
+/** Every command, its group module, and one line of help. */
+export const COMMANDS: Record<
+  string,
+  { group: () => Promise<Record<string, Command>>; help: string }
+> = {
+  daemon: {
+    group: () => import("./daemon.js"),
+    help: "daemon run|start|stop|status|restart — manage the instance",
+  },
+  ping: { group: () => import("./ping.js"), help: "ping — health of the instance" },
+  hello: {
+    group: () => import("./messages.js"),
+    help: "hello [--hook] — greet the instance as this session",
+  },
+  stopping: {
+    group: () => import("./messages.js"),
+    help: "stopping [--reason r] [--hook] — declare this session is stopping",
+  },
+  post: {
+    group: () => import("./messages.js"),
+    help: "post <sid> <text> — send a message to a session",
+  },
+  reply: {
+    group: () => import("./messages.js"),
+    help: "reply <mid> [--to <sid>] <text> — answer a delivered message",
+  },
+  notify: {
+    group: () => import("./messages.js"),
+    help: "notify <text> [--about <sid>] — a line for the person watching",
+  },
+  inbox: {
+    group: () => import("./messages.js"),
+    help: "inbox — take the messages held for this session",
+  },
+  peers: {
+    group: () => import("./watch.js"),
+    help: "peers — sessions connected now and lately lost",
+  },
+  subscribe: {
+    group: () => import("./watch.js"),
+    help: "subscribe <topic>… — stream topic frames as NDJSON",
+  },
+  kv: { group: () => import("./kv.js"), help: "kv get|set|del|list — the shared key-value store" },
+};
+
+function usage(): string {
+  const lines = Object.values(COMMANDS).map((c) => `  ccmsg ${c.help}`);
+  return [
+    "usage: ccmsg <command> [options]",
+    "",
+    ...lines,
+    "",
+    "Options for every command: --json, --text, --sid <sid>, --state-dir <dir>, --no-start",
+  ].join("\n");
 }
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    process.stdout.write(`${usage()}\n`);
+    return;
+  }
+  if (name === "--version" || name === "version") {
+    process.stdout.write(`ccmsg ${VERSION}\n`);
+    return;
+  }
+  const entry = COMMANDS[name];
+  if (entry === undefined)
+    throw new CliError("invalid_args", `unknown command: ${name}\n${usage()}`);
+  const group = await entry.group();
+  await group[name]!(rest);
+}
+
+main(process.argv.slice(2)).catch(fail);

@@ -162,12 +162,17 @@ export const SessionStoppingResponse = response("session_stopping", SessionStopp
 
 /** The reply only acknowledges; the value arrives as the first topic frame
  * (`snapshot: true`, except for `notify`). */
-export const TopicSubscribeArgs = Type.Object({ topic: Topic });
+/** Any non-empty name: whether it names a topic of this generation is the
+ * handler's question, answered `topic_unknown` (not `invalid_args`), so a
+ * client can tell "no such topic" from a malformed request. */
+const TopicName = Type.String({ minLength: 1 });
+
+export const TopicSubscribeArgs = Type.Object({ topic: TopicName });
 export const TopicSubscribeResult = Type.Object({ topic: Topic });
 export const TopicSubscribeRequest = request("topic_subscribe", TopicSubscribeArgs);
 export const TopicSubscribeResponse = response("topic_subscribe", TopicSubscribeResult);
 
-export const TopicUnsubscribeArgs = Type.Object({ topic: Topic });
+export const TopicUnsubscribeArgs = Type.Object({ topic: TopicName });
 export const TopicUnsubscribeResult = Type.Object({ topic: Topic });
 export const TopicUnsubscribeRequest = request("topic_unsubscribe", TopicUnsubscribeArgs);
 export const TopicUnsubscribeResponse = response("topic_unsubscribe", TopicUnsubscribeResult);

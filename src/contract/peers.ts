@@ -29,7 +29,7 @@ export const SessionMetaFields = {
   model: Type.String(),
   /** Reasoning effort in the session's own spelling. */
   effort: Type.String(),
-} as const;
+};
 
 export const SESSION_META_KEYS = Object.keys(
   SessionMetaFields,

@@ -77,11 +77,16 @@ const ARG_RULES: Partial<Record<OpName, (args: never) => string[]>> = {
   session_dump_write: transcriptArgViolations,
 };
 
+/** The rules beyond the schema, for a frame that already passed it. */
+export function argRuleViolations(op: OpName, frame: unknown): string[] {
+  const rules = ARG_RULES[op];
+  return rules === undefined ? [] : rules(frame as never);
+}
+
 /** Everything wrong with a request for `op`: its schema, then its rules. */
 export function requestErrors(op: OpName, frame: unknown): string[] {
   const errors = validationErrors(OP_SCHEMAS[op].request, frame);
-  const rules = ARG_RULES[op];
-  return errors.length === 0 && rules !== undefined ? rules(frame as never) : errors;
+  return errors.length === 0 ? argRuleViolations(op, frame) : errors;
 }
 
 /** Codes a reply to `op` may carry: its derived list plus the connection-level

@@ -1,0 +1,163 @@
+import { readFileSync } from "node:fs";
+import { Client } from "../client/client.js";
+import { PROTOCOL_VERSION } from "../contract/constants.js";
+import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../paths.js";
+import { CliError, parse, print, startDaemon } from "./common.js";
+import type { Command } from "./main.js";
+
+const USAGE = "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off]";
+
+export const daemon: Command = async (argv) => {
+  const [verb, ...rest] = argv;
+  const action = verb === undefined ? undefined : ACTIONS[verb];
+  if (action === undefined) throw new CliError("invalid_args", `usage: ${USAGE}`);
+  await action(rest);
+};
+
+const HTTP_OPTION = { http: { type: "string" }, "test-hooks": { type: "boolean" } } as const;
+
+const ACTIONS: Record<string, Command> = {
+  /** Run one instance in the foreground until SIGTERM / SIGINT /
+   * instance_shutdown. Prints one `started` line on stdout once it serves. */
+  async run(argv) {
+    const { values } = parse(argv, HTTP_OPTION, USAGE);
+    const stateDir = resolveStateDir(values["state-dir"]);
+    const asked = values.http ?? process.env.CCMSG_HTTP;
+    const { startInstance } = await import("../instance/server.js");
+    const { AlreadyRunningError } = await import("../instance/lock.js");
+    const start = (http: string | null) =>
+      startInstance({ stateDir, http, testHooks: values["test-hooks"] ?? false });
+    let instance: Awaited<ReturnType<typeof startInstance>>;
+    try {
+      try {
+        instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
+      } catch (error) {
+        // The default port may be taken (another instance, another tool): a
+        // person who did not ask for it still gets an instance, on the socket.
+        if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
+          throw error;
+        process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
+        instance = await start(null);
+      }
+    } catch (error) {
+      if (error instanceof AlreadyRunningError) throw new CliError("internal_error", error.message);
+      throw error;
+    }
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      process.once(signal, () => void instance.stop(signal));
+    }
+    process.stdout.write(
+      `${JSON.stringify({ event: "started", instance: instance.id, pid: instance.pid, socket: instance.socket, http: instance.http, started_at: instance.startedAt })}\n`,
+    );
+    await instance.stopped;
+    process.exit(0);
+  },
+
+  /** Start an instance in the background (no-op when one runs). */
+  async start(argv) {
+    const { values } = parse(argv, HTTP_OPTION, USAGE);
+    const stateDir = resolveStateDir(values["state-dir"]);
+    const already = await status(stateDir);
+    if (already === undefined) await startDaemon(stateDir, values.http);
+    const now = await status(stateDir);
+    if (now === undefined) throw new CliError("instance_unreachable", "the instance did not start");
+    print(
+      values,
+      { started: already === undefined, ...now },
+      () =>
+        `${already === undefined ? "started" : "already running"}: instance ${now.instance} pid ${now.pid}${now.http ? ` ${now.http}` : ""}`,
+    );
+  },
+
+  /** Stop the instance gracefully and wait for its process to exit. */
+  async stop(argv) {
+    const { values } = parse(argv, {}, USAGE);
+    const stopped = await stopInstance(resolveStateDir(values["state-dir"]));
+    print(values, { stopped }, () => (stopped ? "stopped" : "not running"));
+  },
+
+  async status(argv) {
+    const { values } = parse(argv, {}, USAGE);
+    const s = await status(resolveStateDir(values["state-dir"]));
+    print(values, s === undefined ? { running: false } : { running: true, ...s }, () =>
+      s === undefined
+        ? "not running"
+        : `running: instance ${s.instance} pid ${s.pid}, socket ${s.socket}${s.http ? `, ${s.http}` : ""}, ${s.clients} client(s)`,
+    );
+  },
+
+  async restart(argv) {
+    const { values } = parse(argv, HTTP_OPTION, USAGE);
+    const stateDir = resolveStateDir(values["state-dir"]);
+    await stopInstance(stateDir);
+    await startDaemon(stateDir, values.http);
+    const now = await status(stateDir);
+    if (now === undefined) throw new CliError("instance_unreachable", "the instance did not start");
+    print(
+      values,
+      { restarted: true, ...now },
+      () => `restarted: instance ${now.instance} pid ${now.pid}`,
+    );
+  },
+};
+
+interface Status {
+  instance: string;
+  pid: number;
+  socket: string;
+  http: string | null;
+  started_at: number;
+  clients: number;
+}
+
+/** The running instance of a state directory, or undefined. */
+async function status(stateDir: string): Promise<Status | undefined> {
+  const files = stateFiles(stateDir);
+  let client: Client;
+  try {
+    client = await Client.connectUnix(files.socket);
+  } catch {
+    return undefined;
+  }
+  try {
+    const ping = await client.call<{
+      instance: string;
+      pid: number;
+      started_at: number;
+      clients: number;
+    }>("instance_ping");
+    let http: string | null = null;
+    try {
+      http = (JSON.parse(readFileSync(files.instanceJson, "utf8")) as { http: string | null }).http;
+    } catch {}
+    return {
+      instance: ping.instance,
+      pid: ping.pid,
+      socket: files.socket,
+      http,
+      started_at: ping.started_at,
+      clients: ping.clients,
+    };
+  } finally {
+    client.close();
+  }
+}
+
+async function stopInstance(stateDir: string): Promise<boolean> {
+  const s = await status(stateDir);
+  if (s === undefined) return false;
+  const client = await Client.connectUnix(stateFiles(stateDir).socket);
+  await client.call("hello", { role: "user", protocol_version: PROTOCOL_VERSION });
+  await client.call("instance_shutdown");
+  client.close();
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(s.pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new CliError("internal_error", `instance pid ${s.pid} did not exit within 10 s`);
+}

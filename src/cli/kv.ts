@@ -1,0 +1,73 @@
+import type { KvEntry } from "../contract/kv.js";
+import { CliError, callAs, connectInstance, greet, parse, print, sessionId } from "./common.js";
+import type { Command } from "./main.js";
+
+const USAGE =
+  "ccmsg kv get <ns> <key> | set <ns> <key> <value> [--string] | del <ns> <key> | list <ns>";
+
+/** `ccmsg kv …` — the key-value store. A value is read as JSON when it parses
+ * (`42`, `{"a":1}`), else as a string; `--string` always takes it as text. */
+export const kv: Command = async (argv) => {
+  const { values, positionals } = parse(argv, { string: { type: "boolean" } }, USAGE);
+  const [verb, ns, key, ...rest] = positionals;
+  if (ns === undefined) throw new CliError("invalid_args", `usage: ${USAGE}`);
+  const client = await connectInstance(values);
+  const sid = sessionId(values);
+  try {
+    switch (verb) {
+      case "get": {
+        const r = await callAs(client, sid, "kv_read", { ns, key });
+        print(values, r, () => JSON.stringify(r.value, null, 2));
+        return;
+      }
+      case "set": {
+        if (key === undefined || rest.length === 0)
+          throw new CliError("invalid_args", `usage: ${USAGE}`);
+        const text = rest.join(" ");
+        const r = await callAs(client, sid, "kv_write", {
+          ns,
+          key,
+          value: values.string ? text : asJson(text),
+        });
+        print(values, r, () => `set ${ns}/${key}`);
+        return;
+      }
+      case "del": {
+        await callAs(client, sid, "kv_delete", { ns, key });
+        print(values, {}, () => `deleted ${ns}/${key}`);
+        return;
+      }
+      case "list": {
+        const entries = new Promise<KvEntry[]>((resolve) => {
+          client.onPushed((p) => {
+            if (p.ev === "topic" && p.topic === `kv:${ns}` && p.snapshot)
+              resolve((p.data as { entries: KvEntry[] }).entries);
+          });
+        });
+        await greet(client, sid);
+        await client.call("topic_subscribe", { topic: `kv:${ns}` });
+        const list = await entries;
+        print(values, { entries: list }, () =>
+          list.length === 0
+            ? "(empty)"
+            : list
+                .map((e) => `${e.key} = ${JSON.stringify("value" in e ? e.value : null)}`)
+                .join("\n"),
+        );
+        return;
+      }
+      default:
+        throw new CliError("invalid_args", `usage: ${USAGE}`);
+    }
+  } finally {
+    client.close();
+  }
+};
+
+function asJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

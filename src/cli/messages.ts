@@ -1,0 +1,245 @@
+import { execFile } from "node:child_process";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
+import {
+  CliError,
+  callAs,
+  connectInstance,
+  greet,
+  parse,
+  print,
+  readStdinJson,
+  sessionId,
+  wantsJson,
+} from "./common.js";
+import type { Command } from "./main.js";
+
+const HOOK_DEADLINE_MS = 3000;
+
+/** `ccmsg hello` — greet as this session, announcing where it works. With
+ * `--hook` it reads the SessionStart payload on stdin and never fails the
+ * hook: it prints `{ greeted: false, reason }` instead. */
+export const hello: Command = async (argv) => {
+  const { values } = parse(
+    argv,
+    {
+      hook: { type: "boolean" },
+      cwd: { type: "string" },
+      repo: { type: "string" },
+      ws: { type: "string" },
+      "repo-root": { type: "string" },
+      branch: { type: "string" },
+      "transcript-path": { type: "string" },
+      title: { type: "string" },
+    },
+    "ccmsg hello [--hook] [--cwd d] [--repo r] [--ws w] [--repo-root d] [--branch b] [--transcript-path p] [--title t]",
+  );
+  const run = async () => {
+    const payload = values.hook ? await readStdinJson(HOOK_DEADLINE_MS) : {};
+    const sid = values.sid || (payload.session_id as string | undefined) || sessionId(values);
+    if (sid === undefined)
+      throw new CliError(
+        "invalid_args",
+        "hello needs a session: --sid, or run it inside a session",
+      );
+    const cwd =
+      values.cwd ??
+      process.env.CLAUDE_PROJECT_DIR ??
+      (payload.cwd as string | undefined) ??
+      process.cwd();
+    const meta: Record<string, string> = { cwd, ...(await gitFacts(cwd)) };
+    const given = {
+      repo: values.repo,
+      ws: values.ws,
+      repo_root: values["repo-root"],
+      branch: values.branch,
+      transcript_path: values["transcript-path"] ?? (payload.transcript_path as string | undefined),
+      title: values.title,
+    };
+    for (const [k, v] of Object.entries(given)) if (v !== undefined) meta[k] = v;
+    const client = await connectInstance(values);
+    const reply = await greet(client, sid, meta);
+    client.close();
+    return { sid, instance: reply.instance as string };
+  };
+  if (!values.hook) {
+    const r = await run();
+    print(values, { greeted: true, ...r }, () => `greeted as ${r.sid} on instance ${r.instance}`);
+    return;
+  }
+  // A SessionStart hook must never block or fail the session.
+  const outcome = await Promise.race([
+    run().then(
+      (r) => ({ greeted: true, ...r }),
+      (e: Error) => ({ greeted: false, reason: e.message }),
+    ),
+    new Promise<{ greeted: false; reason: string }>((r) =>
+      setTimeout(() => r({ greeted: false, reason: "timed out" }), HOOK_DEADLINE_MS).unref(),
+    ),
+  ]);
+  process.stdout.write(`${JSON.stringify(outcome)}\n`);
+  process.exit(0);
+};
+
+/** `ccmsg stopping` — declare this session is about to stop, so its
+ * disconnection reads as a pause rather than a loss. */
+export const stopping: Command = async (argv) => {
+  const { values } = parse(
+    argv,
+    { reason: { type: "string" }, hook: { type: "boolean" } },
+    "ccmsg stopping [--reason r] [--hook]",
+  );
+  const run = async () => {
+    const payload = values.hook ? await readStdinJson(HOOK_DEADLINE_MS) : {};
+    const sid = values.sid || (payload.session_id as string | undefined) || sessionId(values);
+    if (sid === undefined)
+      throw new CliError(
+        "invalid_args",
+        "stopping needs a session: --sid, or run it inside a session",
+      );
+    const reason = values.reason ?? (payload.reason as string | undefined);
+    const client = await connectInstance(values);
+    const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {});
+    client.close();
+    return r as { stopped_at: number };
+  };
+  if (!values.hook) {
+    const r = await run();
+    print(values, r, () => `stopping recorded at ${new Date(r.stopped_at).toISOString()}`);
+    return;
+  }
+  const outcome = await run().then(
+    (r) => ({ stopped: true, ...r }),
+    (e: Error) => ({ stopped: false, reason: e.message }),
+  );
+  process.stdout.write(`${JSON.stringify(outcome)}\n`);
+  process.exit(0);
+};
+
+/** `ccmsg post <sid> <text>` — send as this session (or as the person). */
+export const post: Command = async (argv) => {
+  const { values, positionals } = parse(argv, {}, "ccmsg post <sid> <text>");
+  const [to, ...words] = positionals;
+  if (to === undefined || words.length === 0)
+    throw new CliError("invalid_args", "usage: ccmsg post <sid> <text>");
+  await send(values, { to, text: words.join(" ") });
+};
+
+/** `ccmsg reply <mid> [--to <sid>] <text>` — answer a delivered message. The
+ * reply line of a message from a person has no `--to`: the answer becomes a
+ * notification about this session, the route back to a person. */
+export const reply: Command = async (argv) => {
+  const { values, positionals } = parse(
+    argv,
+    { to: { type: "string" } },
+    "ccmsg reply <mid> [--to <sid>] <text>",
+  );
+  const [mid, ...words] = positionals;
+  if (mid === undefined || words.length === 0)
+    throw new CliError("invalid_args", "usage: ccmsg reply <mid> [--to <sid>] <text>");
+  const text = words.join(" ");
+  if (values.to !== undefined) {
+    await send(values, { to: values.to, text, reply_to: mid });
+    return;
+  }
+  const sid = sessionId(values);
+  if (sid === undefined) {
+    throw new CliError(
+      "invalid_args",
+      "reply without --to answers a person as a session: run it inside a session or pass --sid",
+    );
+  }
+  const client = await connectInstance(values);
+  await callAs(client, sid, "notify_send", { text });
+  client.close();
+  print(values, { notified: true }, () => "sent to the person as a notification");
+};
+
+async function send(
+  values: Parameters<typeof sessionId>[0],
+  args: Record<string, unknown>,
+): Promise<void> {
+  const client = await connectInstance(values);
+  const r = (await callAs(client, sessionId(values), "message_send", args)) as {
+    delivered: boolean;
+    reason?: string;
+    candidates?: { sid: string; ws?: string }[];
+  };
+  client.close();
+  print(values, r, () => {
+    if (r.delivered) return "delivered";
+    const lines = [`held (${r.reason})`];
+    for (const c of r.candidates ?? [])
+      lines.push(`  live in the same repository: ${c.sid}${c.ws ? ` (${c.ws})` : ""}`);
+    return lines.join("\n");
+  });
+}
+
+/** `ccmsg notify <text> [--about <sid>]` — a best-effort line for the person. */
+export const notify: Command = async (argv) => {
+  const { values, positionals } = parse(
+    argv,
+    { about: { type: "string" } },
+    "ccmsg notify <text> [--about <sid>]",
+  );
+  if (positionals.length === 0)
+    throw new CliError("invalid_args", "usage: ccmsg notify <text> [--about <sid>]");
+  const client = await connectInstance(values);
+  const args: Record<string, unknown> = { text: positionals.join(" ") };
+  if (values.about !== undefined) args.sid = values.about;
+  await callAs(client, sessionId(values), "notify_send", args);
+  client.close();
+  print(values, {}, () => "sent");
+};
+
+/** `ccmsg inbox` — take what is held for this session (subscribing is
+ * receiving: what is printed has left the inbox). */
+export const inbox: Command = async (argv) => {
+  const { values } = parse(argv, {}, "ccmsg inbox");
+  const sid = sessionId(values);
+  if (sid === undefined)
+    throw new CliError("invalid_args", "inbox needs a session: --sid, or run it inside a session");
+  const client = await connectInstance(values);
+  const snapshot = new Promise<
+    { mid: string; from_label: string; text: string; sent_at: number }[]
+  >((resolve) => {
+    client.onPushed((p) => {
+      if (p.ev === "topic" && p.topic === "inbox" && p.snapshot) resolve(p.data as never);
+    });
+  });
+  await callAs(client, sid, "topic_subscribe", { topic: "inbox" });
+  const messages = await snapshot;
+  client.close();
+  if (wantsJson(values)) {
+    process.stdout.write(`${JSON.stringify({ messages })}\n`);
+    return;
+  }
+  if (messages.length === 0) process.stdout.write("no messages\n");
+  for (const m of messages) process.stdout.write(`[${m.mid}] ${m.from_label}: ${m.text}\n`);
+};
+
+/** repo, ws, branch and repo_root from git, when `cwd` is in a work tree.
+ * Worktrees of one repository share `repo_root` (the main work tree), which is
+ * what "the same repository" means for candidates. */
+function gitFacts(cwd: string): Promise<Record<string, string>> {
+  return new Promise((resolvePromise) => {
+    execFile(
+      "git",
+      ["-C", cwd, "rev-parse", "--show-toplevel", "--git-common-dir", "--abbrev-ref", "HEAD"],
+      { timeout: 2000 },
+      (error, stdout) => {
+        if (error) return resolvePromise({});
+        const [top, common, branch] = stdout.trim().split("\n");
+        if (!top || !common) return resolvePromise({});
+        const commonAbs = isAbsolute(common) ? common : resolve(cwd, common);
+        const root = basename(commonAbs) === ".git" ? dirname(commonAbs) : top;
+        const out: Record<string, string> = {
+          repo_root: root,
+          repo: basename(root),
+          ws: basename(top),
+        };
+        if (branch && branch !== "HEAD") out.branch = branch;
+        resolvePromise(out);
+      },
+    );
+  });
+}

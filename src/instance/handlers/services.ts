@@ -1,0 +1,30 @@
+import type { Logger } from "pino";
+import type { Capability, InstanceId } from "../../contract/identifiers.js";
+import type { InstanceInfo } from "../../contract/peers.js";
+import type { KvStore } from "../../store/kv.js";
+import type { Clock } from "../clock.js";
+import type { Messaging } from "../messaging.js";
+import type { Sessions } from "../sessions.js";
+import type { TopicHub } from "../topic-hub.js";
+
+/** What the op handlers are handed by the composition root. */
+export interface Services {
+  instanceId: InstanceId;
+  version: string;
+  startedAt: number;
+  clock: Clock;
+  log: Logger;
+  sessions: Sessions;
+  messaging: Messaging;
+  hub: TopicHub;
+  kv: KvStore;
+  capabilities: ReadonlySet<Capability>;
+  /** The harness config home whose `projects/` tree transcripts must be in. */
+  configHome: string;
+  /** This instance as `InstanceInfo` (itself, reachable). */
+  self(): InstanceInfo;
+  clientCount(): number;
+  httpAddresses(): string[];
+  /** Begin a graceful stop (after the current reply is written). */
+  shutdown(reason: string): void;
+}

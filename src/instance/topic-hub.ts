@@ -1,0 +1,206 @@
+import type { Logger } from "pino";
+import { VALUE_TOPIC_INTERVAL_MS } from "../contract/constants.js";
+import type { InboxMessage } from "../contract/messaging.js";
+import { TOPIC_ATTRIBUTES, type TopicKind } from "../contract/topics.js";
+import type { Connection } from "./connection.js";
+
+/** Computes the current value of a value topic (`whole`/`per_instance_whole`)
+ * from the facts, on demand: values are derived, never stored. */
+export type ValueProvider = (param: string | undefined) => unknown;
+
+/** Provides the snapshot of an element/append topic for one subscriber. */
+export type SnapshotProvider = (conn: Connection, param: string | undefined) => unknown;
+
+/**
+ * The one mechanism that holds every topic (contract §5.5): its subscribers,
+ * a single entry point for new values, and suppression of repeated values.
+ * Subscriptions belong to a connection and end with it.
+ *
+ * Value topics are recomputed lazily: `invalidate()` marks a name dirty and the
+ * hub recomputes it at most once per 100 ms, however often the facts change —
+ * a peers list is built ten times a second at most, not once per request.
+ */
+export class TopicHub {
+  private readonly subscribers = new Map<string, Set<Connection>>();
+  /** The connection receiving each session's inbox: one per sid. */
+  private readonly inboxHolders = new Map<string, Connection>();
+  private readonly dirty = new Set<string>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private lastFlushAt = 0;
+  /** Frames refused because a subscriber was not keeping up, for the log. */
+  refusedFrames = 0;
+
+  constructor(
+    private readonly instanceId: string,
+    private readonly values: Partial<Record<TopicKind, ValueProvider>>,
+    private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>>,
+    private readonly log: Logger,
+  ) {}
+
+  /** Whether this build can serve a topic kind at all. */
+  serves(kind: TopicKind): boolean {
+    const { granularity } = TOPIC_ATTRIBUTES[kind];
+    if (granularity === "event") return true;
+    if (granularity === "whole" || granularity === "per_instance_whole") return kind in this.values;
+    return kind in this.snapshots;
+  }
+
+  /** Add a subscription and send its snapshot (none for `event` topics). */
+  subscribe(conn: Connection, name: string, kind: TopicKind, param: string | undefined): void {
+    const set = this.subscribers.get(name) ?? new Set();
+    set.add(conn);
+    this.subscribers.set(name, set);
+    conn.topics.add(name);
+    const { granularity } = TOPIC_ATTRIBUTES[kind];
+    if (kind === "inbox" && conn.identity?.role === "session")
+      this.takeInbox(conn, conn.identity.sid!);
+    if (granularity === "event") return;
+    if (granularity === "whole" || granularity === "per_instance_whole") {
+      const json = JSON.stringify(this.values[kind]!(param));
+      // Remember the value in its delta form, so an unchanged value is
+      // suppressed although the snapshot line carried `snapshot: true`.
+      conn.lastValues.set(name, this.frameLine(name, json, false));
+      conn.egress.value(this.valueKey(name), this.frameLine(name, json, true), true);
+      return;
+    }
+    const data = this.snapshots[kind]!(conn, param);
+    // A snapshot is the first frame of the subscription: it is always sent.
+    conn.send(this.frameLine(name, JSON.stringify(data), true));
+  }
+
+  unsubscribe(conn: Connection, name: string): void {
+    const set = this.subscribers.get(name);
+    set?.delete(conn);
+    if (set?.size === 0) this.subscribers.delete(name);
+    conn.topics.delete(name);
+    conn.lastValues.delete(name);
+    conn.egress.forget(this.valueKey(name));
+    if (name === "inbox" && conn.identity?.sid !== undefined) {
+      if (this.inboxHolders.get(conn.identity.sid) === conn)
+        this.inboxHolders.delete(conn.identity.sid);
+    }
+  }
+
+  /** End every subscription of a connection that went away. */
+  dropConnection(conn: Connection): void {
+    for (const name of [...conn.topics]) this.unsubscribe(conn, name);
+  }
+
+  /** A newer connection of the same session takes the inbox over; the older
+   * one is told and gets nothing further from it. */
+  private takeInbox(conn: Connection, sid: string): void {
+    const previous = this.inboxHolders.get(sid);
+    if (previous !== undefined && previous !== conn) {
+      this.unsubscribe(previous, "inbox");
+      previous.send(JSON.stringify({ ev: "subscribe_superseded" }));
+    }
+    this.inboxHolders.set(sid, conn);
+  }
+
+  /** Whether a connection of `sid` is listening on its inbox. */
+  hasInbox(sid: string): boolean {
+    return this.inboxHolders.has(sid);
+  }
+
+  /**
+   * Hand a message to the recipient's inbox subscription: `accepted` (it is on
+   * its way, exactly once), `refused` (the receiver has too much waiting; hold
+   * it), or `none` (nobody listens).
+   */
+  pushInbox(sid: string, message: InboxMessage): "accepted" | "refused" | "none" {
+    const conn = this.inboxHolders.get(sid);
+    if (conn === undefined || conn.closed) return "none";
+    const ok = conn.egress.ordered(this.frameLine("inbox", JSON.stringify([message]), false));
+    if (!ok) this.noteRefused("inbox", conn);
+    return ok ? "accepted" : "refused";
+  }
+
+  /**
+   * Publish an ordered frame (element, append, event) to every subscriber of
+   * `name`; returns how many refused it. Refusals are counted and logged:
+   * generation 3 has no code to report them for best-effort pushes.
+   */
+  publish(name: string, data: unknown): number {
+    const set = this.subscribers.get(name);
+    if (set === undefined) return 0;
+    const line = this.frameLine(name, JSON.stringify(data), false);
+    let refused = 0;
+    for (const conn of set) {
+      if (!conn.egress.ordered(line)) {
+        refused++;
+        this.noteRefused(name, conn);
+      }
+    }
+    return refused;
+  }
+
+  private noteRefused(name: string, conn: Connection): void {
+    this.refusedFrames++;
+    this.log.warn(
+      {
+        topic: name,
+        connection: conn.id,
+        waiting: conn.egress.waiting(),
+        refused_total: this.refusedFrames,
+      },
+      "frame refused: subscriber is not keeping up",
+    );
+  }
+
+  /** Mark a value topic changed; it is recomputed and sent at most every
+   * 100 ms. Names nobody holds cost nothing. */
+  invalidate(name: string): void {
+    if (!this.subscribers.has(name)) return;
+    this.dirty.add(name);
+    if (this.flushTimer !== undefined) return;
+    const wait = Math.max(0, this.lastFlushAt + VALUE_TOPIC_INTERVAL_MS - Date.now());
+    this.flushTimer = setTimeout(() => this.flush(), wait);
+  }
+
+  /** Mark every held value topic of a kind changed. */
+  invalidateKind(kind: TopicKind): void {
+    for (const name of this.subscribers.keys()) {
+      if (name === kind || name.startsWith(`${kind}:`)) this.invalidate(name);
+    }
+  }
+
+  private flush(): void {
+    this.flushTimer = undefined;
+    this.lastFlushAt = Date.now();
+    const names = [...this.dirty];
+    this.dirty.clear();
+    for (const name of names) {
+      const set = this.subscribers.get(name);
+      if (set === undefined) continue;
+      const colon = name.indexOf(":");
+      const kind = (colon < 0 ? name : name.slice(0, colon)) as TopicKind;
+      const line = this.frameLine(
+        name,
+        JSON.stringify(this.values[kind]!(colon < 0 ? undefined : name.slice(colon + 1))),
+        false,
+      );
+      for (const conn of set) {
+        if (conn.lastValues.get(name) === line) continue;
+        conn.lastValues.set(name, line);
+        conn.egress.value(this.valueKey(name), line);
+      }
+    }
+  }
+
+  /** Subscribers of a name, for tests and metrics. */
+  count(name: string): number {
+    return this.subscribers.get(name)?.size ?? 0;
+  }
+
+  private valueKey(name: string): string {
+    return `${name}\u0000${this.instanceId}`;
+  }
+
+  private frameLine(name: string, dataJson: string, snapshot: boolean): string {
+    return `{"ev":"topic","topic":${JSON.stringify(name)},${snapshot ? '"snapshot":true,' : ""}"instance":"${this.instanceId}","data":${dataJson}}`;
+  }
+
+  dispose(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+  }
+}

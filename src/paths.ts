@@ -1,0 +1,33 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+// Where things live (ARCHITECTURE "Default places"). One place for these facts:
+// the instance, the CLI and the tests all resolve through here.
+
+type Env = Record<string, string | undefined>;
+
+/** `--state-dir`, else `CCMSG_STATE_DIR`, else `$XDG_STATE_HOME/ccmsg` (or
+ * `~/.local/state/ccmsg`). */
+export function resolveStateDir(explicit: string | undefined, env: Env = process.env): string {
+  if (explicit) return explicit;
+  if (env.CCMSG_STATE_DIR) return env.CCMSG_STATE_DIR;
+  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
+  return join(base, "ccmsg");
+}
+
+export const stateFiles = (stateDir: string) => ({
+  socket: join(stateDir, "ccmsg.sock"),
+  database: join(stateDir, "ccmsg.db"),
+  instanceId: join(stateDir, "instance.id"),
+  instanceJson: join(stateDir, "instance.json"),
+  lock: join(stateDir, "instance.lock"),
+  log: join(stateDir, "daemon.log"),
+});
+
+/** The default HTTP / WebSocket / web console address: loopback only. */
+export const DEFAULT_HTTP = "127.0.0.1:7077";
+
+/** The Claude Code config home: `CLAUDE_CONFIG_DIR`, else `~/.claude`. */
+export function claudeConfigHome(env: Env = process.env): string {
+  return env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude");
+}

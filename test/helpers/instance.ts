@@ -1,0 +1,174 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll } from "vitest";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const CLI = join(ROOT, "dist", "cli", "main.js");
+
+const live = new Set<ChildProcess>();
+const dirs = new Set<string>();
+
+// Nothing a test started may outlive it (the scenarios' reaper rule).
+afterAll(() => {
+  for (const child of live) child.kill("SIGKILL");
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temp home with its own HOME / XDG dirs, so nothing outside is touched. */
+export function isolatedHome(): { root: string; env: Record<string, string> } {
+  const root = mkdtempSync(join(tmpdir(), "ccmsg-t-"));
+  dirs.add(root);
+  const env: Record<string, string> = {
+    HOME: join(root, "home"),
+    XDG_CONFIG_HOME: join(root, "config"),
+    XDG_STATE_HOME: join(root, "state"),
+    XDG_CACHE_HOME: join(root, "cache"),
+    XDG_RUNTIME_DIR: join(root, "run"),
+    CLAUDE_CONFIG_DIR: join(root, "claude"),
+  };
+  for (const d of Object.values(env)) mkdirSync(d, { recursive: true, mode: 0o700 });
+  return { root, env };
+}
+
+/** The environment a child gets: this process's PATH and node, plus `extra`,
+ * with every harness identity variable removed unless given. */
+export function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+export interface TestInstance {
+  stateDir: string;
+  socket: string;
+  /** e.g. `http://127.0.0.1:41233/` */
+  http: string;
+  pid: number;
+  id: string;
+  env: Record<string, string>;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  /** Graceful stop by SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL; resolves once the process is gone. */
+  kill(): Promise<void>;
+  /** Move the instance clock forward (test hook). */
+  advanceClock(ms: number): Promise<void>;
+  /** Lines of daemon.log so far. */
+  log(): Record<string, unknown>[];
+}
+
+/** Start `ccmsg daemon run` in a temp state dir and wait for its `started`
+ * line — an event, never a fixed sleep. */
+export async function startInstance(
+  options: { stateDir?: string; env?: Record<string, string>; args?: string[] } = {},
+): Promise<TestInstance> {
+  const home = options.env === undefined ? isolatedHome() : undefined;
+  const env = options.env ?? home!.env;
+  const stateDir = options.stateDir ?? join(env.XDG_STATE_HOME!, "ccmsg");
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      "daemon",
+      "run",
+      "--state-dir",
+      stateDir,
+      "--http",
+      "127.0.0.1:0",
+      "--test-hooks",
+      ...(options.args ?? []),
+    ],
+    { env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  live.add(child);
+  const exited = new Promise<number | null>((resolve) => {
+    child.on("exit", (code) => {
+      live.delete(child);
+      resolve(code);
+    });
+  });
+  let stderr = "";
+  child.stderr!.on("data", (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const started = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    let out = "";
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      const nl = out.indexOf("\n");
+      if (nl >= 0) {
+        child.stdout!.off("data", onData);
+        resolve(JSON.parse(out.slice(0, nl)) as Record<string, unknown>);
+      }
+    };
+    child.stdout!.on("data", onData);
+    void exited.then((code) =>
+      reject(new Error(`instance exited (${code}) before starting: ${stderr}`)),
+    );
+  });
+  const http = started.http as string;
+  return {
+    stateDir,
+    socket: started.socket as string,
+    http,
+    pid: started.pid as number,
+    id: started.instance as string,
+    env,
+    child,
+    exited,
+    async stop() {
+      child.kill("SIGTERM");
+      return exited;
+    },
+    async kill() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+    async advanceClock(ms: number) {
+      const res = await fetch(`${http}_test/clock`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ advance_ms: ms }),
+      });
+      if (!res.ok) throw new Error(`clock hook failed: ${res.status}`);
+    },
+    log() {
+      try {
+        return readFileSync(join(stateDir, "daemon.log"), "utf8")
+          .split("\n")
+          .filter((l) => l.trim() !== "")
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+      } catch {
+        return [];
+      }
+    },
+  };
+}
+
+/** Run the CLI to completion. */
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  stdin?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: childEnv(env),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.stdin.end(stdin ?? "");
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
