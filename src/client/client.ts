@@ -36,6 +36,8 @@ export const CONNECTION_CLOSED = "connection_closed";
 interface Transport {
   write(text: string): void;
   close(): void;
+  pause(): void;
+  resume(): void;
 }
 
 /**
@@ -65,6 +67,8 @@ export class Client {
       const client = new Client({
         write: (text) => socket.write(text),
         close: () => socket.end(),
+        pause: () => socket.pause(),
+        resume: () => socket.resume(),
       });
       socket.setEncoding("utf8");
       socket.once("error", reject);
@@ -89,6 +93,8 @@ export class Client {
       const client = new Client({
         write: (text) => ws.send(text),
         close: () => ws.close(),
+        pause: () => ws.pause(),
+        resume: () => ws.resume(),
       });
       ws.once("error", reject);
       ws.once("open", () => {
@@ -140,6 +146,16 @@ export class Client {
   onLine(listener: (line: string, parsed: unknown) => void): () => void {
     this.lineListeners.add(listener);
     return () => this.lineListeners.delete(listener);
+  }
+
+  /** Stop reading: what the instance sends waits in the OS and then in the
+   * instance's egress queue for this connection. */
+  pauseReading(): void {
+    this.transport.pause();
+  }
+
+  resumeReading(): void {
+    this.transport.resume();
   }
 
   onClose(listener: () => void): void {

@@ -5,7 +5,7 @@
  * injectable clock").
  */
 export class Clock {
-  private offsetMs = 0;
+  constructor(private offsetMs = 0) {}
 
   now(): number {
     return Date.now() + this.offsetMs;

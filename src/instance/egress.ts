@@ -76,6 +76,19 @@ export class Egress {
     return true;
   }
 
+  /** Queue a frame that must not be refused (a subscription's snapshot: the
+   * subscriber asked for it) but must not overtake frames already waiting. */
+  always(line: string): void {
+    if (this.disposed) return;
+    if (!this.blocked()) {
+      this.channel.write(line);
+      return;
+    }
+    this.queue.push({ line });
+    this.waitingOrdered++;
+    this.waitingBytes += line.length;
+  }
+
   /** Publish a value frame, paced per key. `first` marks a snapshot, which is
    * sent at once and starts the key's interval. */
   value(key: string, line: string, first = false): void {

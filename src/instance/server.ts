@@ -82,7 +82,8 @@ async function boot(
   closeLog: () => void,
 ): Promise<RunningInstance> {
   const env = options.env ?? process.env;
-  const clock = new Clock();
+  // Test hook: an instance may start "later" (a restart after days passed).
+  const clock = new Clock(options.testHooks ? Number(env.CCMSG_TEST_CLOCK_OFFSET_MS ?? 0) || 0 : 0);
   const startedAt = clock.now();
   const instanceId = loadOrMintInstanceId(files.instanceId);
   const db = openDatabase(files.database);

@@ -64,8 +64,10 @@ export class TopicHub {
       return;
     }
     const data = this.snapshots[kind]!(conn, param);
-    // A snapshot is the first frame of the subscription: it is always sent.
-    conn.send(this.frameLine(name, JSON.stringify(data), true));
+    // The first frame of the subscription: never refused, and queued behind
+    // whatever already waits, so a resubscribe's snapshot cannot overtake
+    // messages handed over earlier.
+    conn.egress.always(this.frameLine(name, JSON.stringify(data), true));
   }
 
   unsubscribe(conn: Connection, name: string): void {

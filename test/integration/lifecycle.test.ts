@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isolatedHome, runCli, startInstance } from "../helpers/instance.js";
+import { runCli, startInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
