@@ -1,12 +1,14 @@
 import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
 import { benchContract } from "./contract.js";
+import { benchInstance } from "./instance.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
 // one JSON report; also written to bench/report.json.
 
 const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   contract: benchContract,
+  instance: benchInstance,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { existsSync, openSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { Client, ClientError } from "../client/client.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
@@ -120,8 +119,8 @@ export async function connectInstance(flags: Flags): Promise<Client> {
 /** Spawn `ccmsg daemon run` detached and wait until its socket accepts. */
 export async function startDaemon(stateDir: string, http?: string): Promise<void> {
   const { socket, log } = stateFiles(stateDir);
-  const main = fileURLToPath(new URL("./main.js", import.meta.url));
-  const args = [main, "daemon", "run", "--state-dir", stateDir];
+  // Re-run the very entry script this CLI was started from (dist or bundle).
+  const args = [process.argv[1]!, "daemon", "run", "--state-dir", stateDir];
   if (http !== undefined) args.push("--http", http);
   const { mkdirSync } = await import("node:fs");
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });

@@ -28,7 +28,6 @@ import { openLog } from "./log.js";
 import { Messaging } from "./messaging.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
-import { listenHttp } from "./transport/http.js";
 import { listenUnix } from "./transport/uds.js";
 
 export interface InstanceOptions {
@@ -53,10 +52,12 @@ export interface RunningInstance {
 }
 
 /**
- * Start an instance (contract §14 startup order): state directory, the
- * single-instance lock, the instance id, the store (compacting the inbox once),
- * then the listeners — HTTP first, the local socket last — and finally
- * `instance.json`, which is how others find what was bound.
+ * Start an instance: state directory, the single-instance lock, the instance
+ * id, the store (compacting the inbox once), then the listeners — the local
+ * socket first, then HTTP — and finally `instance.json`, which is how others
+ * find what was bound. (The contract's reference binds HTTP first so mesh
+ * peers can fetch keys early; without a mesh, answering local sessions first
+ * matters more.)
  */
 export async function startInstance(options: InstanceOptions): Promise<RunningInstance> {
   compileContract();
@@ -68,7 +69,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     return await boot(options, files, lock, log, closeLog);
   } catch (error) {
     log.error({ err: error }, "startup failed");
-    closeLog();
+    await closeLog();
     lock.release();
     throw error;
   }
@@ -79,7 +80,7 @@ async function boot(
   files: ReturnType<typeof stateFiles>,
   lock: InstanceLock,
   log: ReturnType<typeof openLog>["log"],
-  closeLog: () => void,
+  closeLog: () => Promise<void>,
 ): Promise<RunningInstance> {
   const env = options.env ?? process.env;
   // Test hook: an instance may start "later" (a restart after days passed).
@@ -173,10 +174,14 @@ async function boot(
     oversized: (conn: Connection) => dispatcher.oversized(conn),
   };
 
+  // The local socket first: sessions and the CLI reach the instance as soon
+  // as it can answer; the HTTP stack (heavier to load) follows.
+  const uds: Server = await listenUnix(files.socket, sink);
   let http: FastifyInstance | undefined;
   if (options.http !== null) {
     const { host, port } = parseHostPort(options.http);
     if (!isLoopback(host)) log.warn({ host }, "HTTP listener bound beyond loopback, as asked");
+    const { listenHttp } = await import("./transport/http.js");
     const bound = await listenHttp({
       host,
       port,
@@ -192,11 +197,13 @@ async function boot(
           return { ok: true, now: clock.now() };
         });
       },
+    }).catch(async (error: unknown) => {
+      await new Promise<void>((resolve) => uds.close(() => resolve()));
+      throw error;
     });
     http = bound.app;
     httpAddress = bound.address;
   }
-  const uds: Server = await listenUnix(files.socket, sink);
   const httpUrl = httpAddress === null ? null : `http://${httpAddress}/`;
   writeJsonAtomic(files.instanceJson, {
     instance: instanceId,
@@ -225,7 +232,7 @@ async function boot(
       const restarting = JSON.stringify({ ev: "restarting", instance: instanceId });
       for (const conn of connections) conn.send(restarting);
       queue.flush();
-      sessions.dispose();
+      sessions.close();
       hub.dispose();
       for (const conn of connections) conn.close();
       await Promise.race([http?.close(), delay(250)]);
@@ -234,7 +241,7 @@ async function boot(
       rmSync(files.instanceJson, { force: true });
       rmSync(files.socket, { force: true });
       log.info({ reason }, "stopped");
-      closeLog();
+      await closeLog();
       lock.release();
       resolveStopped();
     })();

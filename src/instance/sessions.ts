@@ -70,6 +70,7 @@ export class Sessions {
   private readonly firstSeen = new Map<Sid, number>();
   private readonly listeners: (() => void)[] = [];
   private expiryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly instanceId: InstanceId,
@@ -141,9 +142,25 @@ export class Sessions {
 
   /** A connection of a session closed. */
   detach(conn: Connection, sid: Sid): void {
+    if (this.closed) return;
     const s = this.live.get(sid);
     if (s === undefined || !s.connections.delete(conn) || s.connections.size > 0) return;
     this.live.delete(sid);
+    this.record(s);
+  }
+
+  /** The instance is stopping: every session still connected was running
+   * until now, so it is recorded in last_live (paused if it declared so), and
+   * the registry takes no further changes. */
+  close(): void {
+    this.closed = true;
+    for (const s of this.live.values()) this.record(s);
+    this.live.clear();
+    this.dispose();
+  }
+
+  private record(s: LiveSession): void {
+    const sid = s.sid;
     const now = this.clock.now();
     const row: LastLiveSession = {
       sid,
@@ -166,6 +183,7 @@ export class Sessions {
     if (s.stopped_at !== undefined) row.stopped_at = s.stopped_at;
     this.lost.set(sid, row);
     this.store.put(row);
+    if (this.closed) return;
     this.scheduleExpiry();
     this.changed();
   }

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const CLI = join(ROOT, "dist", "cli", "main.js");
+export const CLI = join(ROOT, "dist", "bin", "ccmsg.js");
 
 const live = new Set<ChildProcess>();
 const dirs = new Set<string>();

@@ -85,3 +85,37 @@ describe("running an instance", () => {
     expect(await inst.exited).toBe(0);
   });
 });
+
+describe("stopping at once", () => {
+  it("a stop right after the start still exits cleanly, its log complete", async () => {
+    const inst = await startInstance({ args: ["--http", "off"] });
+    expect(await inst.stop()).toBe(0);
+    expect(inst.log().at(-1)).toMatchObject({ msg: "stopped" });
+  });
+});
+
+describe("sessions across a graceful stop", () => {
+  it("a session still connected at the stop is in last_live after the restart; a paused one stays paused", async () => {
+    const inst = await startInstance();
+    const [A, B] = [newSid(), newSid()];
+    const a = await Peer.unix(inst.socket);
+    await a.helloSession(A, { repo: "r", ws: "a", cwd: "/r/a" });
+    const b = await Peer.unix(inst.socket);
+    await b.helloSession(B, { cwd: "/r/b" });
+    const { stopped_at } = await b.call<{ stopped_at: number }>("session_stopping");
+    expect(await inst.stop()).toBe(0);
+    const again = await startInstance({ env: inst.env, stateDir: inst.stateDir });
+    const p = await Peer.unix(again.socket);
+    await p.helloUser();
+    const rows = ((await p.subscribe("peers")).data as { last_live: Record<string, unknown>[] })
+      .last_live;
+    expect(rows.find((r) => r.sid === A)).toMatchObject({
+      state: "disappeared",
+      repo: "r",
+      ws: "a",
+    });
+    expect(rows.find((r) => r.sid === B)).toMatchObject({ state: "paused", stopped_at });
+    p.close();
+    await again.stop();
+  });
+});
