@@ -328,3 +328,36 @@ describe("topic subscriptions", () => {
     expect(offenders).toEqual([]);
   });
 });
+
+describe("concurrency on one connection", () => {
+  it("requests complete in any order, each reply correlated by request_id", async () => {
+    const peer = await greeted("session");
+    // A held message waits for its commit; a ping does not. Sent in one write,
+    // the ping is answered first.
+    const order: string[] = [];
+    peer.client.onLine((_l, parsed) => {
+      const id = (parsed as { request_id?: string }).request_id;
+      if (id === "slow" || id === "fast") order.push(id);
+    });
+    const sid = newSid();
+    const holder = await Peer.unix(inst.socket);
+    await holder.helloSession(sid);
+    peer.raw(
+      `${JSON.stringify({ op: "message_send", request_id: "slow", to: sid, text: "held" })}\n` +
+        `${JSON.stringify({ op: "instance_ping", request_id: "fast" })}\n`,
+      "slow",
+      "message_send",
+    );
+    peer.raw("", "fast", "instance_ping");
+    await new Promise<void>((resolve) => {
+      const check = peer.client.onLine(() => {
+        if (order.length === 2) {
+          check();
+          resolve();
+        }
+      });
+    });
+    expect(order).toEqual(["fast", "slow"]);
+    for (const p of [peer, holder]) p.close();
+  });
+});
