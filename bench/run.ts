@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
+import { benchBoard } from "./board.js";
 import { benchContract } from "./contract.js";
 import { benchInstance } from "./instance.js";
 
@@ -9,6 +10,7 @@ import { benchInstance } from "./instance.js";
 const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   contract: benchContract,
   instance: benchInstance,
+  board: benchBoard,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -25,14 +25,19 @@ cpSync(join(root, "src", "contract", "fixtures"), join(root, "dist", "contract",
 });
 
 await build({
-  entryPoints: { ccmsg: join(root, "src", "cli", "main.ts") },
+  // The mutation worker is its own entry: worker_threads loads it by URL,
+  // resolved beside the code that starts it (chunks sit next to the entries).
+  entryPoints: {
+    ccmsg: join(root, "src", "cli", "main.ts"),
+    "board-worker": join(root, "src", "board", "board-worker.ts"),
+  },
   outdir: join(root, "dist", "bin"),
   bundle: true,
   splitting: true,
   format: "esm",
   platform: "node",
   target: "node20",
-  chunkNames: "chunks/[name]-[hash]",
+  chunkNames: "[name]-[hash]",
   // Native or heavy runtime dependencies stay in node_modules.
   external: ["better-sqlite3", "fastify", "pino", "ws"],
   sourcemap: true,

@@ -22,7 +22,18 @@ export const stateFiles = (stateDir: string) => ({
   instanceJson: join(stateDir, "instance.json"),
   lock: join(stateDir, "instance.lock"),
   log: join(stateDir, "daemon.log"),
+  /** The last statusline input per session (`<sid>.json`), for the HUD. */
+  statusline: join(stateDir, "statusline"),
 });
+
+/** ccmsg's own configuration: `CCMSG_CONFIG_DIR/config.json`, else
+ * `$XDG_CONFIG_HOME/ccmsg/config.json` (or `~/.config/ccmsg/config.json`). */
+export function configFile(explicit: string | undefined, env: Env = process.env): string {
+  if (explicit) return explicit;
+  if (env.CCMSG_CONFIG_DIR) return join(env.CCMSG_CONFIG_DIR, "config.json");
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config");
+  return join(base, "ccmsg", "config.json");
+}
 
 /** The default HTTP / WebSocket / web console address: loopback only. */
 export const DEFAULT_HTTP = "127.0.0.1:7077";

@@ -14,7 +14,11 @@ export const daemon: Command = async (argv) => {
   await action(rest);
 };
 
-const HTTP_OPTION = { http: { type: "string" }, "test-hooks": { type: "boolean" } } as const;
+const HTTP_OPTION = {
+  http: { type: "string" },
+  "test-hooks": { type: "boolean" },
+  "read-only": { type: "boolean" },
+} as const;
 
 const ACTIONS: Record<string, Command> = {
   /** Run one instance in the foreground until SIGTERM / SIGINT /
@@ -26,7 +30,12 @@ const ACTIONS: Record<string, Command> = {
     const { startInstance } = await import("../instance/server.js");
     const { AlreadyRunningError } = await import("../instance/lock.js");
     const start = (http: string | null) =>
-      startInstance({ stateDir, http, testHooks: values["test-hooks"] ?? false });
+      startInstance({
+        stateDir,
+        http,
+        testHooks: values["test-hooks"] ?? false,
+        readOnly: values["read-only"] ?? false,
+      });
     let instance: Awaited<ReturnType<typeof startInstance>>;
     try {
       try {

@@ -50,6 +50,34 @@ export const COMMANDS: Record<
     help: "subscribe <topic>… — stream topic frames as NDJSON",
   },
   kv: { group: () => import("./kv.js"), help: "kv get|set|del|list — the shared key-value store" },
+  board: {
+    group: () => import("./board.js"),
+    help: "board add|list|show|claim|move|update — the work board",
+  },
+  status: {
+    group: () => import("./status.js"),
+    help: "status [--json|--markdown] [--exit-code] — readiness summary",
+  },
+  hud: {
+    group: () => import("./hud.js"),
+    help: "hud [--sid s] — the ecc.hud-status.v1 payload for a session",
+  },
+  statusline: {
+    group: () => import("./statusline.js"),
+    help: "statusline — one compact line from the harness's statusline JSON",
+  },
+  check: {
+    group: () => import("./check.js"),
+    help: "check run — run the local checks the config declares",
+  },
+  session: {
+    group: () => import("./session.js"),
+    help: "session diff|pr|stop|resume|create — session controls",
+  },
+  queue: {
+    group: () => import("./queue.js"),
+    help: "queue merge|conflict — merge and conflict queues",
+  },
 };
 
 function usage(): string {

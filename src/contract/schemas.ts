@@ -3,6 +3,8 @@ import * as agents from "./agents.js";
 import type { OpName } from "./attributes.js";
 import * as auth from "./auth.js";
 import * as common from "./common.js";
+import { WorkItemsData } from "./ecc/board.js";
+import { topicFrame } from "./envelope.js";
 import * as files from "./files.js";
 import * as kv from "./kv.js";
 import * as launcher from "./launcher.js";
@@ -12,7 +14,7 @@ import * as peers from "./peers.js";
 import * as sandbox from "./sandbox.js";
 import * as sessionControl from "./session-control.js";
 import * as sessionStatus from "./session-status.js";
-import type { TopicKind } from "./topics.js";
+import { type TopicKind, topicNamePattern } from "./topics.js";
 import * as transcripts from "./transcripts.js";
 import * as translate from "./translate.js";
 
@@ -148,4 +150,5 @@ export const TOPIC_SCHEMAS: Record<TopicKind, TSchema> = {
   transcript_items: transcripts.TranscriptItemsFrame,
   kv: kv.KvFrame,
   auth_records: auth.AuthRecordsFrame,
+  work_items: topicFrame(topicNamePattern("work_items"), WorkItemsData),
 };

@@ -51,6 +51,10 @@ export interface TopicAttributes {
    * value held for that instance ("absent = no view stated, keep what you
    * had", as `peers.instances`). */
   readonly keepWhenAbsent?: readonly string[];
+  /** Not part of wire generation 3: this implementation's documented
+   * extension (a generation-3 peer that does not know it answers
+   * `topic_unknown`, which is what it should). */
+  readonly extension?: true;
 }
 
 const AGENT_AND_USER = ["session", "user"] as const;
@@ -107,10 +111,22 @@ export const TOPIC_ATTRIBUTES = {
     granularity: "element",
     elements: { list: "records", id: "key" },
   },
+  // Extension: the work board, live. A removal is a marked element.
+  work_items: {
+    roles: USER_ONLY,
+    granularity: "element",
+    elements: { list: "items", id: "id", removal: "deleted" },
+    extension: true,
+  },
 } as const satisfies Record<string, TopicAttributes>;
 
 export type TopicKind = keyof typeof TOPIC_ATTRIBUTES;
+/** Every kind this implementation serves, extensions included. */
 export const TOPIC_KINDS = Object.keys(TOPIC_ATTRIBUTES) as readonly TopicKind[];
+/** The twelve kinds of wire generation 3. */
+export const GENERATION_TOPIC_KINDS = TOPIC_KINDS.filter(
+  (k) => (TOPIC_ATTRIBUTES[k] as TopicAttributes).extension !== true,
+);
 
 const PLAIN = TOPIC_KINDS.filter((k) => !("param" in TOPIC_ATTRIBUTES[k]));
 const SESSION_SCOPED = TOPIC_KINDS.filter(

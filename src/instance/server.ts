@@ -2,18 +2,26 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:net";
 import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
-import { INBOX_RETENTION_MS } from "../contract/constants.js";
+import { controlPaneMetrics, controlPaneRoutes } from "../board/http.js";
+import { MutationRunner } from "../board/runner.js";
+import { WorkItemsWatch } from "../board/watch.js";
+import { INBOX_RETENTION_MS, MAX_FRAME_BYTES } from "../contract/constants.js";
+import type { WorkItem } from "../contract/ecc/board.js";
 import type { Capability } from "../contract/identifiers.js";
-import type { InstanceInfo } from "../contract/peers.js";
+import type { InstanceInfo, LastLiveSession } from "../contract/peers.js";
 import { compileContract } from "../contract/validate.js";
 import { claudeConfigHome, stateFiles } from "../paths.js";
 import { CommitQueue } from "../store/commit-queue.js";
 import { openDatabase } from "../store/database.js";
+import { EccSessionsStore, type MirroredSession } from "../store/ecc-sessions.js";
 import { InboxStore } from "../store/inbox.js";
 import { KvStore } from "../store/kv.js";
 import { LastLiveStore } from "../store/last-live.js";
 import { migrate } from "../store/migrate.js";
 import { MIGRATIONS } from "../store/migrations/index.js";
+import type { StateStore } from "../store/state-store.js";
+import { busy } from "../store/state-store.js";
+import { WorkItemsStore } from "../store/work-items.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
 import type { Connection } from "./connection.js";
@@ -26,9 +34,15 @@ import { loadOrMintInstanceId } from "./identity.js";
 import { InstanceLock } from "./lock.js";
 import { openLog } from "./log.js";
 import { Messaging } from "./messaging.js";
+import type { LiveSession } from "./sessions.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
 import { listenUnix } from "./transport/uds.js";
+
+/** The longest the instance's event loop may wait for another process's write
+ * lock on a synchronous write (KV, last_live); past it the op fails and is
+ * retried by its caller. */
+const MAIN_BUSY_TIMEOUT_MS = 50;
 
 export interface InstanceOptions {
   stateDir: string;
@@ -36,6 +50,8 @@ export interface InstanceOptions {
   http: string | null;
   /** Enable test hooks (clock control) on the HTTP listener. */
   testHooks?: boolean;
+  /** Refuse board mutations (HTTP 403) before any database work. */
+  readOnly?: boolean;
   env?: Record<string, string | undefined>;
 }
 
@@ -87,12 +103,31 @@ async function boot(
   const clock = new Clock(options.testHooks ? Number(env.CCMSG_TEST_CLOCK_OFFSET_MS ?? 0) || 0 : 0);
   const startedAt = clock.now();
   const instanceId = loadOrMintInstanceId(files.instanceId);
-  const db = openDatabase(files.database);
-  migrate(db, MIGRATIONS);
-  const queue = new CommitQueue(db);
+  // The instance's own connection waits at most briefly for another process's
+  // write lock: its group commit retries on a timer instead, so the event loop
+  // never sits in SQLite's busy wait.
+  const db = openDatabase(files.database, { busyTimeoutMs: MAIN_BUSY_TIMEOUT_MS });
+  busy(files.database, () => migrate(db, MIGRATIONS));
+  const queue = new CommitQueue(db, files.database);
   const inbox = new InboxStore(db, queue);
   const compacted = inbox.compact(clock.now(), INBOX_RETENTION_MS);
-  const sessions = new Sessions(instanceId, new LastLiveStore(db), clock);
+  const persist = (write: () => void) => {
+    queue.run(write).catch((error: unknown) => log.error({ err: error }, "state write failed"));
+  };
+  const sessions = new Sessions(instanceId, new LastLiveStore(db), clock, persist);
+  // Mirror sessions into ECC's `sessions` table for status, HUD and ECC tools.
+  const eccSessions = new EccSessionsStore(db);
+  sessions.onLifecycle((s) => persist(() => eccSessions.put(mirrorOf(instanceId, s))));
+  const store: StateStore = {
+    db,
+    path: files.database,
+    write: (fn) => busy(files.database, () => db.transaction(fn).immediate()),
+    read: (fn) => busy(files.database, () => db.transaction(fn).deferred()),
+    close: () => db.close(),
+  };
+  const runner = new MutationRunner(undefined);
+  let publishItems: (items: WorkItem[]) => void = () => {};
+  const board = new WorkItemsWatch(db, (items) => publishItems(items));
   const kv = new KvStore(db);
   const capabilities = new Set<Capability>();
   const connections = new Set<Connection>();
@@ -120,9 +155,17 @@ async function boot(
       inbox: (conn) =>
         conn.identity?.role === "session" ? messaging.takeHeld(conn.identity.sid!) : [],
       kv: (_conn, ns) => ({ entries: kv.list(ns!) }),
+      work_items: () => {
+        board.setWatched(true);
+        return { items: fitFrame(new WorkItemsStore(db).recent(WORK_ITEMS_SNAPSHOT)) };
+      },
     },
     log,
   );
+  publishItems = (items) => {
+    if (hub.count("work_items") === 0) board.setWatched(false);
+    else hub.publish("work_items", { items });
+  };
   messaging = new Messaging(instanceId, sessions, inbox, hub, clock, log);
   sessions.onChange(() => hub.invalidate("peers"));
 
@@ -187,7 +230,16 @@ async function boot(
       port,
       sink,
       routes: (app) => {
+        controlPaneRoutes(app, {
+          store,
+          readOnly: options.readOnly ?? false,
+          runner,
+          sessions: () => sessions.peers(),
+          unreadMessages: () => inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
+          changed: (items) => board.offer(items),
+        });
         if (!options.testHooks) return;
+        app.get("/_test/board-metrics", async () => ({ ...runner.metrics, ...controlPaneMetrics }));
         // Test hook: move the instance clock instead of sleeping.
         app.post("/_test/clock", async (req) => {
           const ms = Number((req.body as { advance_ms?: unknown })?.advance_ms);
@@ -229,6 +281,9 @@ async function boot(
       log.info({ reason }, "stopping");
       dispatcher.stopping = true;
       await dispatcher.idle(5000);
+      // A board mutation is never interrupted: wait for its transaction.
+      await runner.close();
+      board.dispose();
       const restarting = JSON.stringify({ ev: "restarting", instance: instanceId });
       for (const conn of connections) conn.send(restarting);
       queue.flush();
@@ -257,6 +312,53 @@ async function boot(
     stopped,
     stop,
   };
+}
+
+/** How many recently updated items a `work_items` snapshot carries; the frame
+ * must also fit MAX_FRAME_BYTES, so older items are left out when they would
+ * not (they still arrive as they change). */
+const WORK_ITEMS_SNAPSHOT = 200;
+
+function fitFrame(items: WorkItem[]): WorkItem[] {
+  let bytes = 1024;
+  const out: WorkItem[] = [];
+  for (const item of items) {
+    bytes += Buffer.byteLength(JSON.stringify(item)) + 1;
+    if (bytes > MAX_FRAME_BYTES) break;
+    out.push(item);
+  }
+  return out;
+}
+
+/** A session as ECC's `sessions` table holds it. */
+function mirrorOf(instance: string, s: LiveSession | LastLiveSession): MirroredSession {
+  const live = "connections" in s;
+  const meta = live ? s.meta : s;
+  const out: MirroredSession = {
+    sid: s.sid,
+    instance,
+    state: live ? "active" : (s.state ?? "disappeared"),
+    connected_at: s.connected_at,
+  };
+  for (const key of [
+    "repo",
+    "ws",
+    "cwd",
+    "repo_root",
+    "branch",
+    "title",
+    "model",
+    "effort",
+    "transcript_path",
+  ] as const) {
+    const value = meta[key];
+    if (typeof value === "string" && value !== "") out[key] = value;
+  }
+  if (!live) {
+    out.last_seen_at = s.last_seen_at;
+    if (s.stopped_at !== undefined) out.stopped_at = s.stopped_at;
+  }
+  return out;
 }
 
 function parseHostPort(value: string): { host: string; port: number } {

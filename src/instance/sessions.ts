@@ -69,13 +69,20 @@ export class Sessions {
    * stays stable across reconnects and resets with the instance. */
   private readonly firstSeen = new Map<Sid, number>();
   private readonly listeners: (() => void)[] = [];
+  private readonly lifecycle: ((s: LiveSession | LastLiveSession) => void)[] = [];
   private expiryTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
+  /**
+   * @param persist queues a store write (the instance's group commit), so a
+   *   connection closing under another process's write lock never waits for
+   *   it, and never fails for it.
+   */
   constructor(
     private readonly instanceId: InstanceId,
     private readonly store: LastLiveStore,
     private readonly clock: Clock,
+    private readonly persist: (write: () => void) => void,
   ) {
     const now = clock.now();
     store.prune(now, LAST_LIVE_RETENTION_MS);
@@ -86,6 +93,12 @@ export class Sessions {
   /** Called whenever the peers view changed. */
   onChange(listener: () => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Called when a session connects (with its live record) and when it is
+   * lost (with its last_live row). */
+  onLifecycle(listener: (s: LiveSession | LastLiveSession) => void): void {
+    this.lifecycle.push(listener);
   }
 
   private changed(): void {
@@ -105,7 +118,7 @@ export class Sessions {
     const earlier = this.lost.get(sid);
     if (earlier !== undefined) {
       this.lost.delete(sid);
-      this.store.remove(sid);
+      this.persist(() => this.store.remove(sid));
     }
     let s = this.live.get(sid);
     if (s === undefined) {
@@ -137,6 +150,7 @@ export class Sessions {
     s.protocol_version = protocolVersion;
     if (clientVersion !== undefined) s.client_version = clientVersion;
     s.last_activity_at = now;
+    for (const l of this.lifecycle) l(s);
     this.changed();
   }
 
@@ -182,7 +196,8 @@ export class Sessions {
     row.state = classify({ connected: false, stopped_at: s.stopped_at }) as LostState;
     if (s.stopped_at !== undefined) row.stopped_at = s.stopped_at;
     this.lost.set(sid, row);
-    this.store.put(row);
+    this.persist(() => this.store.put(row));
+    for (const l of this.lifecycle) l(row);
     if (this.closed) return;
     this.scheduleExpiry();
     this.changed();
@@ -229,7 +244,7 @@ export class Sessions {
   /** Remove a last_live row; whether one existed. */
   removeLastLive(sid: Sid): boolean {
     const existed = this.lost.delete(sid);
-    this.store.remove(sid);
+    this.persist(() => this.store.remove(sid));
     if (existed) this.changed();
     return existed;
   }
@@ -323,7 +338,7 @@ export class Sessions {
       }
     }
     if (any) {
-      this.store.prune(now, LAST_LIVE_RETENTION_MS);
+      this.persist(() => this.store.prune(now, LAST_LIVE_RETENTION_MS));
       this.changed();
     }
     this.scheduleExpiry();

@@ -1,6 +1,6 @@
 import type { InboxMessage } from "../contract/messaging.js";
 import type { CommitQueue } from "./commit-queue.js";
-import type { Db } from "./database.js";
+import { type Db, isBusyError } from "./database.js";
 
 /**
  * The inbox table: every message the instance accepted, `held` until its
@@ -14,6 +14,7 @@ export class InboxStore {
   private readonly markDelivered;
   private readonly countHeld;
   private readonly maxCounter;
+  private readonly countAllHeld;
   private readonly heldCounts = new Map<string, number>();
 
   constructor(
@@ -36,6 +37,9 @@ export class InboxStore {
     );
     this.countHeld = db.prepare("SELECT count(*) AS n FROM inbox WHERE sid = ? AND state = 'held'");
     this.maxCounter = db.prepare("SELECT max(counter) AS n FROM inbox");
+    this.countAllHeld = db.prepare(
+      "SELECT count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ?",
+    );
   }
 
   /** The highest counter ever stored (0 when none), so mids stay increasing
@@ -44,11 +48,17 @@ export class InboxStore {
     return (this.maxCounter.get() as { n: number | null }).n ?? 0;
   }
 
+  /** Messages held for anyone and not yet expired (committed ones). */
+  heldTotal(now: number, retentionMs: number): number {
+    return (this.countAllHeld.get(now - retentionMs) as { n: number }).n;
+  }
+
   /** Held messages of `sid`, including any not yet committed. */
   heldCount(sid: string): number {
     let n = this.heldCounts.get(sid);
     if (n === undefined) {
-      this.queue.flush();
+      // Queued writes for this sid are all counted in memory from the moment
+      // the count exists, so the committed rows are the rest.
       n = (this.countHeld.get(sid) as { n: number }).n;
       this.heldCounts.set(sid, n);
     }
@@ -97,13 +107,24 @@ export class InboxStore {
    * message never leaves on two routes.
    */
   takeHeld(sid: string, now: number, retentionMs: number): InboxMessage[] {
-    this.queue.flush();
+    // Commit what is queued first (the snapshot must see every accepted
+    // message). Under another process's write lock that may not happen now:
+    // then nothing is handed over and everything stays held, never lost.
+    if (!this.queue.flush()) return [];
     const cutoff = now - retentionMs;
-    const rows = this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[];
-    if (rows.length > 0) {
-      this.db.transaction(() => this.markDelivered.run(now, sid, rows.at(-1)!.counter, cutoff))();
+    let rows: { counter: number; message: string }[] = [];
+    try {
+      this.db
+        .transaction(() => {
+          rows = this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[];
+          if (rows.length > 0) this.markDelivered.run(now, sid, rows.at(-1)!.counter, cutoff);
+        })
+        .immediate();
+    } catch (error) {
+      if (isBusyError(error)) return [];
+      throw error;
     }
-    this.heldCounts.delete(sid);
+    this.heldCounts.set(sid, 0);
     return rows.map((r) => JSON.parse(r.message) as InboxMessage);
   }
 

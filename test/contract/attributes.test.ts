@@ -4,6 +4,7 @@ import {
   CONNECTION_CODES,
   DERIVED_CODES,
   ERROR_CODES,
+  GENERATION_TOPIC_KINDS,
   OP_ATTRIBUTES,
   OP_NAMES,
   OP_SCHEMAS,
@@ -198,8 +199,9 @@ describe("error codes", () => {
 });
 
 describe("the topic attribute table", () => {
-  it("holds 12 kinds, each with roles and a granularity", () => {
-    expect(TOPIC_KINDS).toHaveLength(12);
+  it("holds the 12 kinds of generation 3, plus the documented work_items extension", () => {
+    expect(GENERATION_TOPIC_KINDS).toHaveLength(12);
+    expect(TOPIC_KINDS.filter((k) => !GENERATION_TOPIC_KINDS.includes(k))).toEqual(["work_items"]);
     for (const kind of TOPIC_KINDS) {
       expect(TOPIC_ATTRIBUTES[kind].roles.length, kind).toBeGreaterThan(0);
       expect(TOPIC_ATTRIBUTES[kind].granularity, kind).toBeDefined();

@@ -20,7 +20,7 @@ describe("the ccmsg/contract package subpath", () => {
          console.log(JSON.stringify({
            version: c.PROTOCOL_VERSION,
            ops: c.OP_NAMES.length,
-           topics: c.TOPIC_KINDS.length,
+           topics: c.GENERATION_TOPIC_KINDS.length,
            codes: c.ERROR_CODES.length,
            ping: c.requestErrors("instance_ping", f.OP_FIXTURES.instance_ping.request),
          }));`,

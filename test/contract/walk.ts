@@ -16,6 +16,8 @@ export interface WalkedProperty {
   schema: TSchema;
   /** Below a type whose vocabulary an upstream owns. */
   underUpstream: boolean;
+  /** Below an ECC-owned shape (camelCase by ECC's convention). */
+  underEcc: boolean;
 }
 
 /** Every schema that goes on the wire, by a readable name. */
@@ -38,34 +40,42 @@ export function walkProperties(root: string, schema: TSchema): WalkedProperty[] 
   const out: WalkedProperty[] = [];
   const ids = new Map<string, TSchema>();
   const seen = new Set<TSchema>();
-  const visit = (s: TSchema, path: string, upstream: boolean) => {
+  const visit = (s: TSchema, path: string, upstream: boolean, ecc: boolean) => {
     if (s === undefined || seen.has(s)) return;
     seen.add(s);
     if (typeof s.$id === "string") ids.set(s.$id, s);
     const under = upstream || typeof (s as { upstream?: unknown }).upstream === "string";
+    const inEcc = ecc || (s as { ecc?: unknown }).ecc === true;
     if (typeof s.$ref === "string") {
       const target = ids.get(s.$ref);
-      if (target) visit(target, path, under);
+      if (target) visit(target, path, under, inEcc);
       return;
     }
     if (s.properties) {
       for (const [name, p] of Object.entries(s.properties as Record<string, TSchema>)) {
-        out.push({ path: `${path}/${name}`, name, schema: p, underUpstream: under });
-        visit(p, `${path}/${name}`, under);
+        out.push({
+          path: `${path}/${name}`,
+          name,
+          schema: p,
+          underUpstream: under,
+          underEcc: inEcc,
+        });
+        visit(p, `${path}/${name}`, under, inEcc);
       }
     }
-    if (s.items && !Array.isArray(s.items)) visit(s.items as TSchema, `${path}/[]`, under);
+    if (s.items && !Array.isArray(s.items)) visit(s.items as TSchema, `${path}/[]`, under, inEcc);
     for (const key of ["anyOf", "allOf", "oneOf"] as const) {
-      for (const branch of (s[key] as TSchema[] | undefined) ?? []) visit(branch, path, under);
+      for (const branch of (s[key] as TSchema[] | undefined) ?? [])
+        visit(branch, path, under, inEcc);
     }
     for (const value of Object.values((s.patternProperties as Record<string, TSchema>) ?? {})) {
-      visit(value, `${path}/{}`, under);
+      visit(value, `${path}/{}`, under, inEcc);
     }
     if (s.additionalProperties && typeof s.additionalProperties === "object") {
-      visit(s.additionalProperties as TSchema, `${path}/{}`, under);
+      visit(s.additionalProperties as TSchema, `${path}/{}`, under, inEcc);
     }
   };
-  visit(schema, root, false);
+  visit(schema, root, false, false);
   return out;
 }
 

@@ -1,88 +1,53 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Text } from "../text.js";
+import { ASSIGNEE_KINDS, LANES } from "./lanes.js";
+
+export * from "./lanes.js";
 
 // The work board and its control-pane API (ecc-surfaces §3.3, §4, §5). ECC's
 // conventions: camelCase keys, ISO-8601 timestamps, `schemaVersion` keys.
 
-/** Board columns, in display order. */
-export const LANES = ["ready", "running", "blocked", "done"] as const;
-export type Lane = (typeof LANES)[number];
 export const LaneSchema = Type.Union(LANES.map((l) => Type.Literal(l)));
-
-/** Statuses that map to a lane other than `ready`; anything else (including
- * `open` and statuses nobody listed) is ready. */
-const LANE_OF_STATUS: Readonly<Record<string, Lane>> = {
-  done: "done",
-  closed: "done",
-  resolved: "done",
-  merged: "done",
-  cancelled: "done",
-  blocked: "blocked",
-  "needs-review": "blocked",
-  failed: "blocked",
-  stalled: "blocked",
-  running: "running",
-  "in-progress": "running",
-  active: "running",
-  working: "running",
-};
-
-/** The lane of a status — derived, never stored, so a status written by any
- * tool lands in the same column everywhere. */
-export function workItemLane(status: string): Lane {
-  return LANE_OF_STATUS[status.trim().toLowerCase()] ?? "ready";
-}
-
-/** The status a move into a lane writes. */
-export function laneStatus(lane: Lane): string {
-  return lane === "ready" ? "open" : lane;
-}
-
-/** Done statuses: refused by claim, counted as closed by status. */
-export function isDoneStatus(status: string): boolean {
-  return workItemLane(status) === "done";
-}
-
-/** Claim ranking: critical 0; high/urgent 1; medium/normal/unknown 2; low 3. */
-export function priorityRank(priority: string | null | undefined): number {
-  switch ((priority ?? "").trim().toLowerCase()) {
-    case "critical":
-      return 0;
-    case "high":
-    case "urgent":
-      return 1;
-    case "low":
-      return 3;
-    default:
-      return 2;
-  }
-}
-
-export const ASSIGNEE_KINDS = ["agent", "human"] as const;
-export type AssigneeKind = (typeof ASSIGNEE_KINDS)[number];
 export const AssigneeKindSchema = Type.Union(ASSIGNEE_KINDS.map((k) => Type.Literal(k)));
 
 const Iso = Type.String({ minLength: 1 });
 const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
+/** Marks ECC-owned shapes: their keys are ECC's camelCase, not ours. */
+export const ECC_SHAPE = { ecc: true } as const;
+
 /** The 13-field work-item model: after normalisation every key is present and
  * required strings are non-empty. */
-export const WorkItem = Type.Object({
-  id: Type.String({ minLength: 1 }),
-  source: Type.String({ minLength: 1 }),
-  sourceId: nullable(Type.String()),
-  title: Type.String({ minLength: 1 }),
-  status: Type.String({ minLength: 1 }),
-  priority: nullable(Type.String()),
-  url: nullable(Type.String()),
-  owner: nullable(Type.String()),
-  repoRoot: nullable(Type.String()),
-  sessionId: nullable(Type.String()),
-  metadata: Type.Unknown(),
-  createdAt: Iso,
-  updatedAt: Iso,
-});
+export const WorkItem = Type.Object(
+  {
+    id: Type.String({ minLength: 1 }),
+    source: Type.String({ minLength: 1 }),
+    sourceId: nullable(Type.String()),
+    title: Type.String({ minLength: 1 }),
+    status: Type.String({ minLength: 1 }),
+    priority: nullable(Type.String()),
+    url: nullable(Type.String()),
+    owner: nullable(Type.String()),
+    repoRoot: nullable(Type.String()),
+    sessionId: nullable(Type.String()),
+    metadata: Type.Unknown(),
+    createdAt: Iso,
+    updatedAt: Iso,
+  },
+  ECC_SHAPE,
+);
 export type WorkItem = Static<typeof WorkItem>;
+
+/** The `work_items` topic (this implementation's extension): element
+ * granularity keyed by `id`; a removed item is `{ id, deleted: true }`. */
+export const WorkItemsData = Type.Object({
+  items: Type.Array(
+    Type.Union([
+      WorkItem,
+      Type.Object({ id: Type.String({ minLength: 1 }), deleted: Type.Literal(true) }, ECC_SHAPE),
+    ]),
+  ),
+});
 
 /** What a create/upsert accepts: only `title` is needed for a new item; the
  * rest merge into an existing one (absent = unchanged). */

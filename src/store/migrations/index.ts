@@ -1,5 +1,13 @@
 import type { Migration } from "../migrate.js";
 import { m0001Instance } from "./0001-instance.js";
+import { m0002EccState } from "./0002-ecc-state.js";
+import { m0003WorkItems } from "./0003-work-items.js";
+import { m0004CheckRuns } from "./0004-check-runs.js";
 
 /** Every schema step, in version order. */
-export const MIGRATIONS: readonly Migration[] = [m0001Instance];
+export const MIGRATIONS: readonly Migration[] = [
+  m0001Instance,
+  m0002EccState,
+  m0003WorkItems,
+  m0004CheckRuns,
+];

@@ -1,0 +1,53 @@
+import { parentPort } from "node:worker_threads";
+import { openStateStore, type StateStore } from "../store/state-store.js";
+import { BoardError, claimWorkItem, moveWorkItem, upsertWorkItem } from "./board.js";
+
+/** What the runner sends: one mutation against one database. */
+export interface MutationRequest {
+  id: number;
+  dbPath: string;
+  action: "claim" | "move" | "upsert";
+  args: Record<string, unknown>;
+  busyTimeoutMs?: number;
+}
+
+/** What the worker answers, only after the mutation's transaction closed. */
+export type MutationResponse =
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; error: { message: string; code: string; invalid: boolean } };
+
+// A long-lived mutation worker: it keeps one store per database open and runs
+// one mutation at a time, each as one transaction. It is never terminated
+// while a mutation runs, so a write is never cut off halfway.
+const stores = new Map<string, StateStore>();
+
+parentPort!.on("message", (m: MutationRequest) => {
+  let response: MutationResponse;
+  try {
+    let store = stores.get(m.dbPath);
+    if (store === undefined) {
+      store = openStateStore(m.dbPath, { busyTimeoutMs: m.busyTimeoutMs });
+      stores.set(m.dbPath, store);
+    }
+    const a = m.args;
+    const result =
+      m.action === "claim"
+        ? claimWorkItem(store, a as never)
+        : m.action === "move"
+          ? moveWorkItem(store, a.id as string, a.lane)
+          : upsertWorkItem(store, a as never);
+    response = { id: m.id, ok: true, result };
+  } catch (error) {
+    const e = error as { message?: unknown; code?: unknown; name?: unknown };
+    response = {
+      id: m.id,
+      ok: false,
+      error: {
+        message: String(e?.message ?? error).slice(0, 1024),
+        code: String(e?.code ?? e?.name ?? "Error").slice(0, 128),
+        invalid: error instanceof BoardError,
+      },
+    };
+  }
+  parentPort!.postMessage(response);
+});

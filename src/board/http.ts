@@ -1,0 +1,252 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  ClaimRequest,
+  CONTROL_PANE_SNAPSHOT_VERSION,
+  type ControlPaneSnapshot,
+  MoveRequest,
+  type SnapshotSession,
+  STATE_STORE_BUSY,
+  type WorkItem,
+  WorkItemInput,
+} from "../contract/ecc/board.js";
+import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
+import { validationErrors } from "../contract/validate.js";
+import type { StateStore } from "../store/state-store.js";
+import { boardSummary } from "./board.js";
+import { MutationAdmissionError, MutationFailedError, type MutationRunner } from "./runner.js";
+
+export interface ControlPaneDeps {
+  /** The instance's store, read on the main thread (WAL readers never wait). */
+  store: StateStore;
+  readOnly: boolean;
+  runner: MutationRunner;
+  sessions(): { peers: PeerInfo[]; last_live: LastLiveSession[] };
+  /** Messages held for anyone, not yet expired. */
+  unreadMessages(): number;
+  /** A mutation changed these items: tell watchers. */
+  changed(items: WorkItem[]): void;
+}
+
+/** Request bodies are small JSON documents. */
+const BODY_LIMIT = 64 * 1024;
+const SNAPSHOT_LIMIT_DEFAULT = 12;
+const SNAPSHOT_LIMIT_MAX = 50;
+
+/** Mutation requests whose client went away before the answer (tests read it). */
+export const controlPaneMetrics = { received: 0, disconnected: 0 };
+
+/**
+ * The control-pane API (ecc-surfaces §5.2) on the instance's HTTP server.
+ * Health and snapshot stay on the main thread and never wait for the write
+ * lock; claims, moves and upserts run on the mutation runner's workers.
+ */
+export function controlPaneRoutes(app: FastifyInstance, deps: ControlPaneDeps): void {
+  // ECC answers every body with `{ ok: false, error }`, malformed JSON too.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    "*",
+    { parseAs: "string", bodyLimit: BODY_LIMIT },
+    (_req, body, done) => {
+      const text = String(body);
+      if (text.trim() === "") return done(null, {});
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        done(Object.assign(new Error("malformed JSON body"), { statusCode: 400 }), undefined);
+      }
+    },
+  );
+  app.setErrorHandler((error: { statusCode?: number; message: string }, _req, reply) => {
+    const status =
+      error.statusCode && error.statusCode >= 400 && error.statusCode < 500
+        ? error.statusCode
+        : 500;
+    return json(reply, status, { ok: false, error: error.message });
+  });
+  app.setNotFoundHandler((_req, reply) => json(reply, 404, { ok: false, error: "not found" }));
+
+  app.get("/api/health", async (_req, reply) =>
+    json(reply, 200, {
+      ok: true,
+      repoRoot: null,
+      dbPath: deps.store.path,
+      stateDbPath: deps.store.path,
+      allowActions: !deps.readOnly,
+    }),
+  );
+
+  app.get("/api/snapshot", async (req, reply) => {
+    const raw = Number((req.query as { limit?: string }).limit ?? SNAPSHOT_LIMIT_DEFAULT);
+    const limit = Number.isFinite(raw)
+      ? Math.min(SNAPSHOT_LIMIT_MAX, Math.max(1, Math.trunc(raw)))
+      : SNAPSHOT_LIMIT_DEFAULT;
+    return json(reply, 200, snapshot(deps, limit));
+  });
+
+  // Read-only refuses before the body is read and before any database work.
+  const mutation = { bodyLimit: BODY_LIMIT, onRequest: refuseWhenReadOnly(deps.readOnly) };
+
+  app.post("/api/work-items", mutation, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const invalid = validationErrors(WorkItemInput, body);
+    if (invalid.length > 0) return json(reply, 400, { ok: false, error: invalid.join("; ") });
+    return mutate(deps, reply, "upsert", body, (item) => ({ ok: true, item }));
+  });
+
+  app.post("/api/work-items/:id/claim", mutation, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const invalid = validationErrors(ClaimRequest, body);
+    if (invalid.length > 0) return json(reply, 400, { ok: false, error: describe(invalid, body) });
+    const { id } = req.params as { id: string };
+    return mutate(deps, reply, "claim", { id, owner: body.owner, as: body.as }, (r) => ({
+      ok: true,
+      ...(r as object),
+    }));
+  });
+
+  app.post("/api/work-items/:id/move", mutation, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (validationErrors(MoveRequest, body).length > 0) {
+      return json(reply, 400, {
+        ok: false,
+        error: `invalid lane: ${JSON.stringify(body.lane)} (one of ready, running, blocked, done)`,
+      });
+    }
+    const { id } = req.params as { id: string };
+    return mutate(deps, reply, "move", { id, lane: body.lane }, (r) => ({
+      ok: true,
+      ...(r as object),
+    }));
+  });
+}
+
+function refuseWhenReadOnly(readOnly: boolean) {
+  return async (_req: FastifyRequest, reply: FastifyReply) => {
+    if (readOnly)
+      return json(reply, 403, {
+        ok: false,
+        error: "read-only: board mutations are disabled on this instance",
+      });
+  };
+}
+
+/** Admission, then the worker; the reply maps the outcome to ECC's statuses. */
+async function mutate(
+  deps: ControlPaneDeps,
+  reply: FastifyReply,
+  action: "claim" | "move" | "upsert",
+  args: Record<string, unknown>,
+  ok: (result: unknown) => object,
+) {
+  controlPaneMetrics.received++;
+  let running: Promise<unknown>;
+  try {
+    running = deps.runner.run(deps.store.path, action, args);
+  } catch (error) {
+    if (error instanceof MutationAdmissionError) return busyReply(reply, error.message);
+    throw error;
+  }
+  // A client that goes away keeps its slot until the mutation has finished.
+  // Watched on this response (not the keep-alive socket, which many requests
+  // share): `close` before the response finished means the client left.
+  let gone = false;
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) {
+      gone = true;
+      controlPaneMetrics.disconnected++;
+    }
+  });
+  try {
+    const result = await running;
+    const item = (result as { item?: WorkItem }).item ?? (result as WorkItem);
+    if (item && typeof item === "object" && "id" in item) deps.changed([item]);
+    if (gone) return reply;
+    return json(reply, 200, ok(result));
+  } catch (error) {
+    if (gone) return reply;
+    if (error instanceof MutationFailedError && error.code === STATE_STORE_BUSY)
+      return busyReply(reply, error.message);
+    if (error instanceof MutationFailedError && error.invalid)
+      return json(reply, 400, { ok: false, error: error.message });
+    throw error;
+  }
+}
+
+function busyReply(reply: FastifyReply, message: string) {
+  reply.header("retry-after", "1");
+  return json(reply, 503, { ok: false, code: STATE_STORE_BUSY, error: message });
+}
+
+/** ECC's JSON responses: pretty-printed, a trailing newline, never cached. */
+function json(reply: FastifyReply, status: number, body: unknown) {
+  return reply
+    .code(status)
+    .header("content-type", "application/json; charset=utf-8")
+    .header("cache-control", "no-store")
+    .send(`${JSON.stringify(body, null, 2)}\n`);
+}
+
+function describe(invalid: string[], body: Record<string, unknown>): string {
+  if (typeof body.owner !== "string" || body.owner.trim() === "") return "claim requires an owner";
+  if (body.as !== undefined && body.as !== "agent" && body.as !== "human")
+    return "as must be 'agent' or 'human'";
+  return invalid.join("; ");
+}
+
+function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
+  const { peers, last_live } = deps.sessions();
+  const sessions: SnapshotSession[] = [
+    ...peers.map((p) => sessionRow(p.sid, p.state ?? "live", p, p.last_activity_at)),
+    ...last_live.map((l) => sessionRow(l.sid, l.state ?? "disappeared", l, l.last_seen_at)),
+  ];
+  const count = (state: string) => sessions.filter((s) => s.state === state).length;
+  const worktrees = new Set(peers.map((p) => p.cwd).filter((c) => c !== ""));
+  return {
+    schemaVersion: CONTROL_PANE_SNAPSHOT_VERSION,
+    generatedAt: new Date().toISOString(),
+    repoRoot: null,
+    dbPath: deps.store.path,
+    stateDbPath: deps.store.path,
+    database: { exists: true },
+    stateDatabase: { exists: true },
+    execution: { allowActions: !deps.readOnly },
+    summary: {
+      totalSessions: sessions.length,
+      runningSessions: count("live") + count("live_unmanaged"),
+      pendingSessions: count("waiting"),
+      idleSessions: 0,
+      failedSessions: count("disappeared"),
+      stoppedSessions: count("paused"),
+      completedSessions: 0,
+      unreadMessages: deps.unreadMessages(),
+      activeWorktrees: worktrees.size,
+    },
+    sessions,
+    workItems: boardSummary(deps.store, Math.max(limit, 100)),
+  };
+}
+
+function sessionRow(
+  id: string,
+  state: string,
+  row: {
+    repo: string;
+    ws: string;
+    cwd: string;
+    branch?: string;
+    title?: string;
+    transcript_path?: string;
+  },
+  at: number | undefined,
+): SnapshotSession {
+  return {
+    id,
+    state,
+    harness: row.transcript_path !== undefined ? "claude-code" : null,
+    repo: row.repo || null,
+    worktree: row.cwd || null,
+    branch: row.branch ?? null,
+    title: row.title ?? null,
+    updatedAt: at === undefined ? null : new Date(at).toISOString(),
+  };
+}

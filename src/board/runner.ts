@@ -1,0 +1,159 @@
+import { Worker } from "node:worker_threads";
+import type { MutationRequest, MutationResponse } from "./board-worker.js";
+
+/** At most this many board mutations are in flight in one process — one limit
+ * shared by every database and every server in it (ecc-surfaces §5.5). */
+export const MAX_MUTATIONS = 2;
+
+let active = 0;
+
+/** Both slots are taken: answered at once (HTTP 503 + Retry-After), never
+ * queued and never run later. */
+export class MutationAdmissionError extends Error {
+  override readonly name = "MutationAdmissionError";
+  readonly code = "STATE_STORE_BUSY";
+  constructor() {
+    super("too many work-item mutations are running; retry shortly");
+  }
+}
+
+/** A mutation the worker refused or could not finish. */
+export class MutationFailedError extends Error {
+  override readonly name = "MutationFailedError";
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly invalid: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface RunnerMetrics {
+  active: number;
+  peak: number;
+  started: number;
+  finished: number;
+  rejected: number;
+}
+
+interface Slot {
+  worker: Worker;
+  current?: { id: number; resolve: (r: unknown) => void; reject: (e: Error) => void };
+}
+
+/**
+ * Runs board mutations off the main thread on long-lived workers, so waiting
+ * for another process's write lock stalls neither health checks nor
+ * snapshots.
+ *
+ * Admission happens before any work: a slot is taken synchronously or the
+ * request is refused at once. A slot is released only when the worker reports
+ * the mutation's transaction closed — not when the client goes away — so the
+ * number of waiting writers stays bounded while the database is locked.
+ * Workers are never terminated mid-mutation.
+ */
+export class MutationRunner {
+  private readonly slots: Slot[] = [];
+  private nextId = 1;
+  private readonly idleWaiters: (() => void)[] = [];
+  readonly metrics: RunnerMetrics = { active: 0, peak: 0, started: 0, finished: 0, rejected: 0 };
+
+  /** The worker module sits beside this one, in `dist/board/` and in the
+   * bundle's `dist/bin/` alike. */
+  private readonly workerUrl = new URL("./board-worker.js", import.meta.url);
+
+  constructor(private readonly busyTimeoutMs?: number) {}
+
+  /** Take a slot and run; throws `MutationAdmissionError` synchronously
+   * (before any work) when both slots are taken. */
+  run(
+    dbPath: string,
+    action: MutationRequest["action"],
+    args: Record<string, unknown>,
+  ): Promise<unknown> {
+    if (active >= MAX_MUTATIONS) {
+      this.metrics.rejected++;
+      throw new MutationAdmissionError();
+    }
+    active++;
+    this.metrics.active++;
+    this.metrics.peak = Math.max(this.metrics.peak, this.metrics.active);
+    let slot: Slot;
+    try {
+      slot = this.idleSlot();
+    } catch (error) {
+      this.release();
+      throw error;
+    }
+    this.metrics.started++;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      slot.current = { id, resolve, reject };
+      const request: MutationRequest = {
+        id,
+        dbPath,
+        action,
+        args,
+        busyTimeoutMs: this.busyTimeoutMs,
+      };
+      slot.worker.postMessage(request);
+    });
+  }
+
+  private idleSlot(): Slot {
+    const idle = this.slots.find((s) => s.current === undefined);
+    if (idle !== undefined) return idle;
+    const worker = new Worker(this.workerUrl);
+    worker.unref();
+    const slot: Slot = { worker };
+    worker.on("message", (m: MutationResponse) => this.settle(slot, m));
+    const fail = (why: string) => {
+      // The worker is gone: whatever it ran ended with it, so its slot frees.
+      // (`error` is followed by `exit`; only the first counts.)
+      const index = this.slots.indexOf(slot);
+      if (index < 0) return;
+      this.slots.splice(index, 1);
+      const current = slot.current;
+      slot.current = undefined;
+      if (current !== undefined) {
+        this.release();
+        current.reject(new MutationFailedError(`mutation worker ${why}`, "WORKER_EXITED", false));
+      }
+    };
+    worker.on("error", (e) => fail(`failed: ${e.message}`));
+    worker.on("exit", (code) => fail(`exited (${code}) without a result`));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private settle(slot: Slot, m: MutationResponse): void {
+    const current = slot.current;
+    if (current === undefined || current.id !== m.id) return;
+    slot.current = undefined;
+    this.release();
+    if (m.ok) current.resolve(m.result);
+    else current.reject(new MutationFailedError(m.error.message, m.error.code, m.error.invalid));
+  }
+
+  private release(): void {
+    active--;
+    this.metrics.active--;
+    this.metrics.finished++;
+    if (this.metrics.active === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Resolves when no mutation of this runner is in flight (a graceful stop
+   * waits for this: a mutation is never interrupted). */
+  idle(): Promise<void> {
+    if (this.metrics.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stop the (idle) workers. */
+  async close(): Promise<void> {
+    await this.idle();
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    this.slots.length = 0;
+  }
+}

@@ -1,0 +1,163 @@
+import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
+import { LANES, workItemLane } from "../contract/ecc/lanes.js";
+import { resolveStateDir, stateFiles } from "../paths.js";
+import { openStateStore, StoreBusyError } from "../store/state-store.js";
+import { WorkItemsStore } from "../store/work-items.js";
+import { CliError, parse, print, sessionId } from "./common.js";
+import type { Command } from "./main.js";
+
+const USAGE = "ccmsg board add|list|show|claim|move|update … [--db PATH]";
+
+const FIELDS = {
+  id: { type: "string" },
+  title: { type: "string" },
+  status: { type: "string" },
+  priority: { type: "string" },
+  owner: { type: "string" },
+  url: { type: "string" },
+  source: { type: "string" },
+  "source-id": { type: "string" },
+  "repo-root": { type: "string" },
+  "session-id": { type: "string" },
+  "metadata-json": { type: "string" },
+  as: { type: "string" },
+  limit: { type: "string" },
+  lane: { type: "string" },
+  db: { type: "string" },
+} as const;
+
+/**
+ * `ccmsg board …` — the work board, straight from the store (same busy rules
+ * as every writer: a 5 s wait, then STATE_STORE_BUSY). A running instance
+ * notices the change and tells its `work_items` watchers.
+ */
+export const board: Command = async (argv) => {
+  const [verb, ...rest] = argv;
+  const { values, positionals } = parse(rest, FIELDS, USAGE);
+  const store = openStateStore(
+    values.db ?? stateFiles(resolveStateDir(values["state-dir"])).database,
+  );
+  const rules = await import("../board/board.js");
+  try {
+    switch (verb) {
+      case "add":
+      case "update": {
+        const id = verb === "update" ? positionals[0] : values.id;
+        if (verb === "update" && id === undefined)
+          throw new CliError("invalid_args", "usage: ccmsg board update <id> [--title …]");
+        if (verb === "update" && new WorkItemsStore(store.db).get(id!) === undefined) {
+          throw new CliError("not_found", `work item ${id} not found`);
+        }
+        if (verb === "add" && values.title === undefined)
+          throw new CliError("invalid_args", "usage: ccmsg board add --title <t> [--priority p] …");
+        const item = rules.upsertWorkItem(store, input(values, id));
+        print(values, { item }, () => line(item));
+        return;
+      }
+      case "list": {
+        const limit = values.limit === undefined ? 20 : Number(values.limit);
+        if (!Number.isInteger(limit) || limit < 1)
+          throw new CliError("invalid_args", "--limit must be a positive integer");
+        if (values.lane !== undefined && !(LANES as readonly string[]).includes(values.lane)) {
+          throw new CliError("invalid_args", `--lane must be one of ${LANES.join(", ")}`);
+        }
+        const summary = rules.boardSummary(store, values.lane === undefined ? limit : 100);
+        const items = summary.items
+          .filter((i) => values.lane === undefined || i.kanbanState === values.lane)
+          .slice(0, limit);
+        const { needsAssignment: _n, items: _i, ...counts } = summary;
+        print(values, { ...counts, items }, () =>
+          [
+            `${summary.openCount} open / ${summary.blockedCount} blocked / ${summary.doneCount} done — ${summary.totalCount} in all`,
+            `lanes: ${LANES.map((l) => `${l} ${summary.kanban[l]}`).join(", ")}`,
+            ...items.map((i) => line(i)),
+          ].join("\n"),
+        );
+        return;
+      }
+      case "show": {
+        const id = positionals[0];
+        if (id === undefined) throw new CliError("invalid_args", "usage: ccmsg board show <id>");
+        const item = new WorkItemsStore(store.db).get(id);
+        if (item === undefined) throw new CliError("not_found", `work item ${id} not found`);
+        print(values, { item }, () => `${line(item)}\n${JSON.stringify(item, null, 2)}`);
+        return;
+      }
+      case "claim": {
+        // Inside a session the claimer defaults to that session, as an agent.
+        const sid = sessionId(values);
+        const owner = values.owner ?? sid;
+        if (owner === undefined)
+          throw new CliError("invalid_args", "claim requires --owner (or run it inside a session)");
+        const result = rules.claimWorkItem(store, {
+          id: positionals[0],
+          owner,
+          as: values.as ?? (values.owner === undefined && sid !== undefined ? "agent" : undefined),
+          sessionId: values["session-id"],
+          status: values.status,
+        });
+        print(values, result, () =>
+          result.claimed
+            ? `claimed ${line(result.item)}`
+            : "nothing to claim: no unassigned open items",
+        );
+        return;
+      }
+      case "move": {
+        const [id, lane] = positionals;
+        if (id === undefined || lane === undefined)
+          throw new CliError("invalid_args", `usage: ccmsg board move <id> <${LANES.join("|")}>`);
+        const result = rules.moveWorkItem(store, id, lane);
+        print(values, result, () => `moved ${line(result.item)}`);
+        return;
+      }
+      default:
+        throw new CliError("invalid_args", `usage: ${USAGE}`);
+    }
+  } catch (error) {
+    if (error instanceof rules.BoardError) {
+      throw new CliError(
+        error.message.endsWith("not found") ? "not_found" : "invalid_args",
+        error.message,
+      );
+    }
+    if (error instanceof StoreBusyError) throw new CliError(error.code, error.message);
+    throw error;
+  } finally {
+    store.close();
+  }
+};
+
+function input(
+  values: Record<string, string | boolean | undefined>,
+  id: string | undefined,
+): WorkItemInput {
+  const s = (k: string) => values[k] as string | undefined;
+  const out: WorkItemInput = {};
+  if (id !== undefined) out.id = id;
+  const map: [keyof WorkItemInput, string][] = [
+    ["title", "title"],
+    ["status", "status"],
+    ["priority", "priority"],
+    ["owner", "owner"],
+    ["url", "url"],
+    ["source", "source"],
+    ["sourceId", "source-id"],
+    ["repoRoot", "repo-root"],
+    ["sessionId", "session-id"],
+  ];
+  for (const [key, flag] of map)
+    if (s(flag) !== undefined) (out as Record<string, unknown>)[key] = s(flag);
+  if (s("metadata-json") !== undefined) {
+    try {
+      out.metadata = JSON.parse(s("metadata-json")!);
+    } catch {
+      throw new CliError("invalid_args", "--metadata-json is not valid JSON");
+    }
+  }
+  return out;
+}
+
+function line(i: WorkItem): string {
+  return `${i.id}  [${workItemLane(i.status)}/${i.status}] ${i.title}${i.priority ? ` (${i.priority})` : ""}${i.owner ? ` — ${i.owner}` : ""}`;
+}

@@ -1,0 +1,30 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { collectHud } from "../hud/collect.js";
+import { renderHud } from "../hud/render.js";
+import { claudeConfigHome, configFile, resolveStateDir } from "../paths.js";
+import { parse, wantsJson } from "./common.js";
+import type { Command } from "./main.js";
+
+/** `ccmsg hud [--sid s] [--json] [--write path]` — the `ecc.hud-status.v1`
+ * payload for a session: the calling one, else the most recently active. */
+export const hud: Command = async (argv) => {
+  const { values } = parse(
+    argv,
+    { write: { type: "string" } },
+    "ccmsg hud [--sid s] [--json] [--write path]",
+  );
+  const { payload } = await collectHud({
+    stateDir: resolveStateDir(values["state-dir"]),
+    configPath: configFile(undefined),
+    flagSid: values.sid,
+    claudeHome: claudeConfigHome(),
+  });
+  const out = wantsJson(values) ? `${JSON.stringify(payload)}\n` : `${renderHud(payload)}\n`;
+  if (values.write !== undefined) {
+    // `--write` keeps exactly what was printed (ECC's convention).
+    mkdirSync(dirname(values.write), { recursive: true });
+    writeFileSync(values.write, out);
+  }
+  process.stdout.write(out);
+};

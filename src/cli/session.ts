@@ -1,0 +1,167 @@
+import { existsSync } from "node:fs";
+import { requireControl } from "../hud/controls.js";
+import type { RunResult } from "../hud/exec.js";
+import { type GitFacts, git, probeGit } from "../hud/git.js";
+import { gh, probeGh } from "../hud/github.js";
+import { resumeCommand } from "../hud/resume.js";
+import { controlFacts, openSessionContext } from "../hud/session-context.js";
+import { configFile, resolveStateDir } from "../paths.js";
+import { CliError, callAs, connectInstance, parse, print } from "./common.js";
+import type { Command } from "./main.js";
+
+const USAGE = "ccmsg session diff|pr|stop [--reason r]|resume|create <name> [--base ref] [--sid s]";
+
+/** Commands a person runs and waits for: longer than the HUD's probes. */
+const COMMAND_TIMEOUT_MS = 60_000;
+
+/** `ccmsg session …` — the HUD's session controls, carried out. Each asks
+ * controls.ts first, so it refuses exactly when the HUD lists it blocked. */
+export const session: Command = async (argv) => {
+  const { values, positionals } = parse(
+    argv,
+    { base: { type: "string" }, reason: { type: "string" } },
+    USAGE,
+  );
+  const [sub, ...rest] = positionals;
+  if (!["diff", "pr", "stop", "resume", "create"].includes(sub ?? ""))
+    throw new CliError("invalid_args", `usage: ${USAGE}`);
+  const ctx = await openSessionContext({
+    stateDir: resolveStateDir(values["state-dir"]),
+    configPath: configFile(undefined),
+    flagSid: values.sid,
+  });
+  try {
+    const probe = await probeGit(ctx.target.cwd);
+    const facts = controlFacts(ctx, probe);
+    // Below, `probe as GitFacts` follows a requireControl that refuses every
+    // control needing git unless git answered.
+    switch (sub) {
+      case "diff": {
+        requireControl("diff", facts);
+        const r = await diff(probe as GitFacts);
+        return print(values, r, () =>
+          [
+            r.stat.trimEnd() || "no changes",
+            r.diff.trimEnd(),
+            ...r.untracked.map((u) => `untracked: ${u}`),
+          ]
+            .filter((l) => l !== "")
+            .join("\n"),
+        );
+      }
+      case "pr": {
+        requireControl("pr", {
+          ...facts,
+          gh: probe.state === "ok" ? await probeGh(probe.toplevel) : undefined,
+        });
+        const pr = await viewPr(probe as GitFacts);
+        return print(values, pr, () => {
+          const p = pr as Record<string, unknown>;
+          return `#${p.number} ${p.title} (${p.state}${p.isDraft ? ", draft" : ""})\n${p.url}\nmerge state: ${p.mergeStateStatus ?? "unknown"}, review: ${p.reviewDecision || "none"}`;
+        });
+      }
+      case "stop": {
+        requireControl("stop", facts);
+        const sid = ctx.target.sid!;
+        const client = await connectInstance(values);
+        try {
+          const reason = values.reason;
+          const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {});
+          return print(
+            values,
+            { sid, ...r },
+            () =>
+              `${sid} is stopping (recorded at ${new Date(r.stopped_at as number).toISOString()})`,
+          );
+        } finally {
+          client.close();
+        }
+      }
+      case "resume": {
+        requireControl("resume", facts);
+        const r = resumeCommand(ctx.target.sid!, ctx.target.cwd);
+        return print(values, r, () => r.command);
+      }
+      case "create": {
+        requireControl("create", facts);
+        const [name, ...extra] = rest;
+        if (name === undefined || extra.length > 0)
+          throw new CliError("invalid_args", `usage: ${USAGE}`);
+        const r = await createWorktree(probe as GitFacts, name, values.base);
+        return print(values, r, () => r.path);
+      }
+      default:
+        throw new CliError("invalid_args", `usage: ${USAGE}`);
+    }
+  } finally {
+    ctx.reader?.close();
+  }
+};
+
+function failed(what: string, r: RunResult): CliError {
+  const why = r.failure === "timeout" ? "timed out" : r.stderr.trim() || `exit ${r.code}`;
+  return new CliError("internal_error", `${what}: ${why}`);
+}
+
+/** `git diff --stat` and the diff of the worktree against HEAD (staged and
+ * unstaged), plus the untracked files a diff does not show. */
+async function diff(facts: GitFacts) {
+  const cwd = facts.toplevel;
+  const head = await git(cwd, ["rev-parse", "--verify", "-q", "HEAD"]);
+  // Before the first commit, compare with git's empty tree.
+  const base = head.ok ? "HEAD" : "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+  const opts = { timeoutMs: COMMAND_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 };
+  const [stat, patch, status] = await Promise.all([
+    git(cwd, ["diff", "--stat", base], opts),
+    git(cwd, ["diff", base], opts),
+    git(cwd, ["status", "--porcelain=v2", "--untracked-files=all"], opts),
+  ]);
+  if (!stat.ok) throw failed("diff", stat);
+  if (!patch.ok) throw failed("diff", patch);
+  const untracked = status.ok
+    ? status.stdout
+        .split("\n")
+        .filter((l) => l.startsWith("? "))
+        .map((l) => l.slice(2))
+    : [];
+  return { worktree: cwd, branch: facts.branch, stat: stat.stdout, diff: patch.stdout, untracked };
+}
+
+async function viewPr(facts: GitFacts): Promise<unknown> {
+  const fields =
+    "number,title,state,url,isDraft,mergeStateStatus,reviewDecision,headRefName,baseRefName";
+  const r = await gh(
+    facts.toplevel,
+    ["pr", "view", "--json", fields],
+    process.env,
+    COMMAND_TIMEOUT_MS,
+  );
+  if (!r.ok) {
+    if (/no (open )?pull requests? found/i.test(r.stderr))
+      throw new CliError("not_found", `pr: no pull request for branch ${facts.branch}`);
+    throw failed("pr", r);
+  }
+  try {
+    return JSON.parse(r.stdout) as unknown;
+  } catch {
+    throw new CliError("internal_error", "pr: gh printed something other than JSON");
+  }
+}
+
+/** A new worktree on a new branch `<name>`, beside the repository's main
+ * worktree as `<root>-<name>` (slashes in the name become dashes). */
+async function createWorktree(facts: GitFacts, name: string, base: string | undefined) {
+  const valid = await git(facts.mainRoot, ["check-ref-format", "--branch", name]);
+  if (!valid.ok || name.startsWith("-"))
+    throw new CliError("invalid_args", `create: "${name}" is not a valid branch name`);
+  const path = `${facts.mainRoot}-${name.replace(/\//g, "-")}`;
+  if (existsSync(path)) throw new CliError("invalid_args", `create: ${path} already exists`);
+  const args = ["worktree", "add", "-b", name, path];
+  if (base !== undefined) args.push(base);
+  const r = await git(facts.mainRoot, args, { timeoutMs: COMMAND_TIMEOUT_MS });
+  if (!r.ok) {
+    if (r.failure === "exit") throw new CliError("invalid_args", `create: ${r.stderr.trim()}`);
+    throw failed("create", r);
+  }
+  return { path, branch: name, base: base ?? facts.branch ?? "HEAD" };
+}

@@ -1,0 +1,32 @@
+import { parseArgs } from "node:util";
+import { readAll, STDIN_DEADLINE_MS, STDIN_LIMIT, statuslineFor } from "../hud/statusline.js";
+import { claudeConfigHome, resolveStateDir, stateFiles } from "../paths.js";
+import type { Command } from "./main.js";
+
+/** `ccmsg statusline` — the harness's `statusLine` command. Whatever happens
+ * it exits 0, and it prints nothing rather than an error: a status bar shows
+ * stdout verbatim and blanks on a failure. */
+export const statusline: Command = async (argv) => {
+  let line = "";
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      options: { "state-dir": { type: "string" } },
+      strict: false,
+      allowPositionals: true,
+    });
+    const flag = values["state-dir"];
+    const text = await readAll(process.stdin, STDIN_LIMIT, STDIN_DEADLINE_MS);
+    if (text !== undefined) {
+      line = statuslineFor(text, {
+        recordDir: stateFiles(resolveStateDir(typeof flag === "string" ? flag : undefined))
+          .statusline,
+        claudeHome: claudeConfigHome(),
+      });
+    }
+  } catch {
+    line = "";
+  }
+  if (line !== "") process.stdout.write(`${line}\n`);
+  process.exitCode = 0;
+};

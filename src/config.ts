@@ -1,0 +1,98 @@
+import { readFileSync } from "node:fs";
+import { CliError } from "./cli/common.js";
+
+// ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
+// hand-written, so it is checked by hand: a typo must fail loudly, naming the
+// file and the key, rather than silently switching a feature off.
+
+export interface CheckConfig {
+  name: string;
+  command: string;
+}
+
+export interface CcmsgConfig {
+  /** Local checks `ccmsg check run` executes with `sh -c` in the repository root. */
+  checks?: CheckConfig[];
+  /** The session budget the HUD compares spend against. */
+  budget_usd?: number;
+  /** The durable Markdown handoff file (may start with `~`). */
+  handoff_path?: string;
+  /** Linear tracking; only `project` is read today. */
+  linear?: { project?: string };
+}
+
+const KNOWN_KEYS = ["checks", "budget_usd", "handoff_path", "linear"];
+
+/** Read and check the config; a missing file is the empty config. */
+export function loadConfig(path: string): CcmsgConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw new CliError("invalid_args", `config ${path}: cannot read: ${(error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(
+      "invalid_args",
+      `config ${path}: not valid JSON: ${(error as Error).message}`,
+    );
+  }
+  return checkConfig(value, path);
+}
+
+/** The config a parsed document describes, or a CliError naming the key. */
+export function checkConfig(value: unknown, path: string): CcmsgConfig {
+  const bad = (key: string, why: string) =>
+    new CliError("invalid_args", `config ${path}: ${key}: ${why}`);
+  if (!isObject(value)) throw bad("(top level)", "must be a JSON object");
+  for (const key of Object.keys(value)) {
+    if (!KNOWN_KEYS.includes(key)) throw bad(key, `unknown key (known: ${KNOWN_KEYS.join(", ")})`);
+  }
+  const out: CcmsgConfig = {};
+  if (value.checks !== undefined) {
+    if (!Array.isArray(value.checks)) throw bad("checks", "must be an array of {name, command}");
+    const names = new Set<string>();
+    out.checks = value.checks.map((c: unknown, i: number) => {
+      const at = `checks[${i}]`;
+      if (!isObject(c)) throw bad(at, "must be an object {name, command}");
+      for (const k of Object.keys(c))
+        if (k !== "name" && k !== "command") throw bad(`${at}.${k}`, "unknown key");
+      if (!nonEmpty(c.name)) throw bad(`${at}.name`, "must be a non-empty string");
+      if (!nonEmpty(c.command)) throw bad(`${at}.command`, "must be a non-empty string");
+      if (names.has(c.name)) throw bad(`${at}.name`, `duplicate check name "${c.name}"`);
+      names.add(c.name);
+      return { name: c.name, command: c.command };
+    });
+  }
+  if (value.budget_usd !== undefined) {
+    const b = value.budget_usd;
+    if (typeof b !== "number" || !Number.isFinite(b) || b < 0)
+      throw bad("budget_usd", "must be a number ≥ 0");
+    out.budget_usd = b;
+  }
+  if (value.handoff_path !== undefined) {
+    if (!nonEmpty(value.handoff_path)) throw bad("handoff_path", "must be a non-empty string");
+    out.handoff_path = value.handoff_path;
+  }
+  if (value.linear !== undefined) {
+    const l = value.linear;
+    if (!isObject(l)) throw bad("linear", "must be an object {project?}");
+    for (const k of Object.keys(l)) if (k !== "project") throw bad(`linear.${k}`, "unknown key");
+    if (l.project !== undefined && !nonEmpty(l.project))
+      throw bad("linear.project", "must be a non-empty string");
+    out.linear = l.project === undefined ? {} : { project: l.project };
+  }
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function nonEmpty(v: unknown): v is string {
+  return typeof v === "string" && v.trim() !== "";
+}

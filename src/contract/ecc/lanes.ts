@@ -1,0 +1,107 @@
+import type { SnapshotWorkItem, WorkItem } from "./board.js";
+
+// The work board's pure rules: lanes, priority ranking, and how an item shows.
+// No schema library here, so commands that only read the board load little.
+
+/** Board columns, in display order. */
+export const LANES = ["ready", "running", "blocked", "done"] as const;
+export type Lane = (typeof LANES)[number];
+
+/** Statuses that map to a lane other than `ready`; anything else (including
+ * `open` and statuses nobody listed) is ready. */
+const LANE_OF_STATUS: Readonly<Record<string, Lane>> = {
+  done: "done",
+  closed: "done",
+  resolved: "done",
+  merged: "done",
+  cancelled: "done",
+  blocked: "blocked",
+  "needs-review": "blocked",
+  failed: "blocked",
+  stalled: "blocked",
+  running: "running",
+  "in-progress": "running",
+  active: "running",
+  working: "running",
+};
+
+/** The lane of a status — derived, never stored, so a status written by any
+ * tool lands in the same column everywhere. */
+export function workItemLane(status: string): Lane {
+  return LANE_OF_STATUS[status.trim().toLowerCase()] ?? "ready";
+}
+
+/** The status a move into a lane writes. */
+export function laneStatus(lane: Lane): string {
+  return lane === "ready" ? "open" : lane;
+}
+
+/** Done statuses: refused by claim, counted as closed by status. */
+export function isDoneStatus(status: string): boolean {
+  return workItemLane(status) === "done";
+}
+
+/** Claim ranking: critical 0; high/urgent 1; medium/normal/unknown 2; low 3. */
+export function priorityRank(priority: string | null | undefined): number {
+  switch ((priority ?? "").trim().toLowerCase()) {
+    case "critical":
+      return 0;
+    case "high":
+    case "urgent":
+      return 1;
+    case "low":
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+export const ASSIGNEE_KINDS = ["agent", "human"] as const;
+export type AssigneeKind = (typeof ASSIGNEE_KINDS)[number];
+
+/** A work item as the snapshot and the board show it: the model plus the
+ * columns derived from it (one function, so every surface agrees). */
+export function snapshotItem(item: WorkItem): SnapshotWorkItem {
+  const meta = (
+    typeof item.metadata === "object" && item.metadata !== null && !Array.isArray(item.metadata)
+      ? item.metadata
+      : {}
+  ) as Record<string, unknown>;
+  const str = (...keys: string[]) => {
+    for (const k of keys)
+      if (typeof meta[k] === "string" && meta[k] !== "") return meta[k] as string;
+    return null;
+  };
+  const kind = meta.assigneeKind === "agent" ? "agent" : "human";
+  return {
+    id: item.id,
+    source: item.source,
+    sourceId: item.sourceId,
+    title: item.title,
+    status: item.status,
+    kanbanState: workItemLane(item.status),
+    priority: item.priority,
+    url: item.url,
+    owner: item.owner,
+    repoRoot: item.repoRoot,
+    sessionId: item.sessionId,
+    branch: str("branch", "headRefName"),
+    mergeGate: str("mergeGate", "mergeGateStatus", "mergeStateStatus"),
+    blocker: str("blocker"),
+    acceptance: Array.isArray(meta.acceptance)
+      ? meta.acceptance.filter((a): a is string => typeof a === "string")
+      : [],
+    metadata: camelKeys(meta),
+    assigneeKind: item.owner ? kind : "unassigned",
+    assignee: item.owner,
+    createdAt: item.createdAt,
+    updatedAt: item.updatedAt,
+  };
+}
+
+function camelKeys(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value))
+    out[k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase())] = v;
+  return out;
+}

@@ -1,0 +1,245 @@
+import { statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { HudStatus } from "../contract/ecc/hud.js";
+import type { CheckRun } from "../store/check-runs.js";
+import { decideControls } from "./controls.js";
+import { readBridge } from "./ecc-bridge.js";
+import { type ConflictedWorktree, conflictedWorktrees, type GitProbe, probeGit } from "./git.js";
+import { type GithubFacts, githubFacts } from "./github.js";
+import {
+  controlFacts,
+  openSessionContext,
+  type Places,
+  type SessionContext,
+} from "./session-context.js";
+import { readInputFields } from "./statusline-input.js";
+import { readTodos } from "./todos.js";
+import type { ConflictedItem, WorkSignals } from "./work-queues.js";
+
+// `ccmsg hud`: the `ecc.hud-status.v1` payload for one session, each section
+// filled from a source that really exists on this machine. A signal nobody
+// can read takes a missing value (null, [] or "unknown") — never a healthy
+// default (ecc-surfaces §1.4).
+
+export const HUD_SCHEMA_VERSION = "ecc.hud-status.v1" satisfies HudStatus["schema_version"];
+
+export interface HudPlaces extends Places {
+  /** Where ECC's metrics bridge lives (default: the OS temp dir). */
+  bridgeDir?: string;
+  /** The Claude Code config home, for todo files. */
+  claudeHome: string;
+}
+
+/** What was read, kept beside the payload for the queue commands. */
+export interface HudResult {
+  payload: HudStatus;
+  context: SessionContext;
+  git: GitProbe;
+  github: GithubFacts | undefined;
+  work: WorkSignals | undefined;
+}
+
+export async function collectHud(places: HudPlaces): Promise<HudResult> {
+  const ctx = await openSessionContext(places);
+  try {
+    return await collect(ctx, places);
+  } finally {
+    ctx.reader?.close();
+  }
+}
+
+async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResult> {
+  const { target, config, reader, env } = ctx;
+  // The slow reads (git, gh) start first and run while the local files and
+  // the store are read.
+  const gitPromise = probeGit(target.cwd, { env });
+  // GitHub is asked about the worktree's repository only: without one there
+  // is nothing to ask, and the `pr` control is blocked by git first.
+  const githubPromise = gitPromise.then((g) =>
+    g.state === "ok" ? githubFacts(g.toplevel, g.branch, env) : undefined,
+  );
+  const conflictsPromise = gitPromise.then((g) =>
+    g.state === "ok" ? conflictedWorktrees(g, { env }) : undefined,
+  );
+  const input = readInputFields(target.statusline);
+  const todos = target.sid === null ? undefined : readTodos(places.claudeHome, target.sid);
+  const bridge = target.sid === null ? undefined : readBridge(target.sid, places.bridgeDir);
+  const work = await reader?.workSignals();
+  const [git, github, worktreeConflicts] = await Promise.all([
+    gitPromise,
+    githubPromise,
+    conflictsPromise,
+  ]);
+  const gitOk = git.state === "ok" ? git : undefined;
+  const runs = gitOk === undefined ? undefined : reader?.checkRuns(gitOk.toplevel);
+  const gh = github?.state === "ok" ? github : undefined;
+
+  const remaining =
+    input.remainingPct === undefined
+      ? undefined
+      : Math.round(Math.min(100, Math.max(0, input.remainingPct)));
+  const sessionUsd = input.costUsd !== undefined && input.costUsd >= 0 ? input.costUsd : null;
+  const budgetUsd = config.budget_usd ?? null;
+
+  const dirty = gitOk?.dirty ?? null;
+  const conflicts = gitOk?.unmergedPaths?.length ?? null;
+  const reasons: string[] = [];
+  if (dirty === true) reasons.push("dirty worktree");
+  if (conflicts !== null && conflicts > 0) reasons.push(plural(conflicts, "conflicted path"));
+  if (work !== undefined && work.blocked > 0)
+    reasons.push(plural(work.blocked, "blocked work item"));
+  if (work !== undefined && work.needsReview > 0)
+    reasons.push(
+      `${plural(work.needsReview, "work item")} need${work.needsReview === 1 ? "s" : ""} review`,
+    );
+  const riskStatus =
+    reasons.length > 0 ? "attention" : dirty === null && work === undefined ? "unknown" : "ok";
+
+  const conflictQueue = conflictQueueOf(worktreeConflicts, work);
+
+  const payload: HudStatus = {
+    schema_version: HUD_SCHEMA_VERSION,
+    generatedAt: new Date().toISOString(),
+    context: {
+      harness: target.harness,
+      model: input.model ?? target.session?.model ?? null,
+      repo: gitOk?.repoSlug ?? null,
+      branch: gitOk?.branch ?? null,
+      worktree: gitOk?.toplevel ?? null,
+      sessionId: target.sid,
+      contextWindow: {
+        remainingPct: remaining ?? null,
+        pressure: remaining === undefined ? "unknown" : pressure(remaining),
+      },
+    },
+    // ECC's metrics bridge is the only tool counter ccmsg can read today; it
+    // counts calls but knows nothing of pending or stale ones.
+    toolCalls:
+      bridge === undefined
+        ? "unknown"
+        : { total: bridge.toolCount, pending: null, stale: null, lastTool: null },
+    // Sub-agents become visible with the harness integration.
+    activeAgents: "unknown",
+    todos:
+      todos === undefined ? null : { inProgress: todos.inProgress, counts: { ...todos.counts } },
+    checks: {
+      local: gitOk === undefined ? "unknown" : localChecks(runs, ctx),
+      remote: gh?.remoteChecks ?? "unknown",
+    },
+    cost: {
+      sessionUsd,
+      budgetUsd,
+      trend:
+        sessionUsd === null || budgetUsd === null
+          ? "unknown"
+          : sessionUsd > budgetUsd
+            ? "over-budget"
+            : "within-budget",
+    },
+    risk: {
+      status: riskStatus,
+      reasons,
+      dirtyWorktree: dirty,
+      conflicts,
+      manualReviewRequired: work === undefined ? null : work.needsReview > 0,
+    },
+    queueState: {
+      github: gh
+        ? {
+            openPullRequests: gh.openPullRequests,
+            openIssues: gh.openIssues,
+            // gh has no discussion listing; counting needs the GraphQL API.
+            openDiscussions: null,
+          }
+        : "unknown",
+      mergeQueue: work === undefined ? "unknown" : work.mergeQueue,
+      conflictQueue,
+      // Nothing in ccmsg salvages stale PRs yet.
+      staleSalvageQueue: [],
+    },
+    sessionControls: decideControls(controlFacts(ctx, git, github?.state)),
+    sync: {
+      Linear: {
+        project: config.linear?.project ?? "unknown",
+        health: "unknown",
+        issueCapacityBlocked: null,
+        latestStatusUpdateId: null,
+      },
+      GitHub: {
+        repo: gitOk?.repoSlug ?? null,
+        latestPullRequest: gh?.latestPullRequest ?? null,
+      },
+      handoff:
+        config.handoff_path === undefined
+          ? { path: null, written: null }
+          : {
+              path: config.handoff_path,
+              written: handoffWritten(config.handoff_path, target.session?.connected_at, env),
+            },
+    },
+  };
+  return { payload, context: ctx, git, github, work };
+}
+
+/** The conflict queue: worktrees of the repository holding merge conflicts,
+ * then the board's PRs GitHub reports as DIRTY; unknown when neither source
+ * can be read. */
+export function conflictQueueOf(
+  worktrees: ConflictedWorktree[] | undefined,
+  work: WorkSignals | undefined,
+): (ConflictedWorktree | ConflictedItem)[] | "unknown" {
+  if (worktrees === undefined && work === undefined) return "unknown";
+  return [...(worktrees ?? []), ...(work?.conflicted ?? [])];
+}
+
+/** Context pressure from the share of the window left. */
+export function pressure(remainingPct: number): string {
+  if (remainingPct >= 50) return "normal";
+  if (remainingPct >= 25) return "elevated";
+  if (remainingPct >= 10) return "high";
+  return "critical";
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** The latest result of each check for the repository, configured checks
+ * first in their order; a configured check never run shows as "unknown". */
+function localChecks(
+  runs: CheckRun[] | undefined,
+  ctx: SessionContext,
+): { command: string; status: string }[] {
+  const byName = new Map((runs ?? []).map((r) => [r.name, r]));
+  const out: { command: string; status: string }[] = [];
+  for (const c of ctx.config.checks ?? []) {
+    const r = byName.get(c.name);
+    byName.delete(c.name);
+    out.push(
+      r === undefined
+        ? { command: c.command, status: "unknown" }
+        : { command: r.command, status: r.status },
+    );
+  }
+  for (const r of byName.values()) out.push({ command: r.command, status: r.status });
+  return out;
+}
+
+/** Whether the handoff file was written after the session connected: false
+ * when it does not exist, null when the session's start is unknown. */
+export function handoffWritten(
+  path: string,
+  connectedAt: number | undefined,
+  env: NodeJS.ProcessEnv,
+): boolean | null {
+  const expanded =
+    path === "~" || path.startsWith("~/") ? join(env.HOME || homedir(), path.slice(1)) : path;
+  let mtime: number;
+  try {
+    mtime = statSync(expanded).mtimeMs;
+  } catch {
+    return false;
+  }
+  return connectedAt === undefined ? null : mtime > connectedAt;
+}

@@ -1,0 +1,106 @@
+import { CliError } from "../cli/common.js";
+import type { BlockedControl, SessionControl } from "../contract/ecc/hud.js";
+import { type GitProbe, gitUnavailableReason } from "./git.js";
+import { type GhState, ghUnavailableReason } from "./github.js";
+
+// The one place that decides which session controls this machine can carry
+// out for a target, and why not. The HUD's `sessionControls` and the
+// `ccmsg session …` / `ccmsg queue …` commands both ask here, so a control the
+// HUD lists as supported works, and a blocked one fails with the same reason.
+
+/** The contract's eight controls, in its order. Repeated as data (the
+ * contract module loads the schema library, which the HUD path avoids); a
+ * test holds the two lists equal. */
+export const CONTROLS = [
+  "create",
+  "resume",
+  "status",
+  "stop",
+  "diff",
+  "pr",
+  "mergeQueue",
+  "conflictQueue",
+] as const satisfies readonly SessionControl[];
+
+/** What the decision rests on, all probed for real on this machine. */
+export interface ControlFacts {
+  /** The target session; null when none is known. */
+  target: string | null;
+  /** The session this process runs inside; null for a person's shell. */
+  caller: string | null;
+  harness: string;
+  /** The target's directory, and whether it is really the session's. */
+  cwd: string;
+  cwdKnown: boolean;
+  git: GitProbe;
+  /** Only `pr` needs it; undefined when not probed. */
+  gh?: GhState;
+  /** Whether the `claude` CLI is on PATH. */
+  claude: boolean;
+  /** Whether the state store (work items, check runs) exists. */
+  store: boolean;
+}
+
+export const REASONS = {
+  noSession: "no session identity",
+  notCaller: "not run inside the session (only the session itself can stop)",
+  noClaude: "claude CLI not installed",
+  notClaudeSession: "not a Claude Code session",
+  noCwd: "the session's directory is unknown",
+  detached: "no branch checked out (detached HEAD)",
+  noStore: "no work items recorded (no state store yet)",
+} as const;
+
+/** Why a control cannot be carried out now, or undefined when it can. */
+export function blockedReason(control: SessionControl, f: ControlFacts): string | undefined {
+  const gitReason = f.git.state === "ok" ? undefined : gitUnavailableReason(f.git.state, f.cwd);
+  switch (control) {
+    case "status":
+      return undefined;
+    case "create":
+    case "diff":
+      return gitReason;
+    case "conflictQueue":
+      // Conflicts come from the worktrees and from the board's PRs: either
+      // source is enough to answer.
+      if (gitReason === undefined || f.store) return undefined;
+      return `${gitReason}; ${REASONS.noStore}`;
+    case "mergeQueue":
+      return f.store ? undefined : REASONS.noStore;
+    case "pr":
+      if (gitReason !== undefined) return gitReason;
+      if (f.gh === undefined || f.gh !== "ok") return ghUnavailableReason(f.gh ?? "not-installed");
+      if (f.git.state === "ok" && f.git.branch === null) return REASONS.detached;
+      return undefined;
+    case "stop":
+      if (f.target === null) return REASONS.noSession;
+      return f.caller === f.target ? undefined : REASONS.notCaller;
+    case "resume":
+      if (f.target === null) return REASONS.noSession;
+      if (f.harness !== "claude-code" && f.harness !== "unknown") return REASONS.notClaudeSession;
+      if (!f.cwdKnown) return REASONS.noCwd;
+      return f.claude ? undefined : REASONS.noClaude;
+  }
+}
+
+/** The HUD's `sessionControls`: each control in exactly one of the lists. */
+export function decideControls(f: ControlFacts): {
+  supported: SessionControl[];
+  blocked: BlockedControl[];
+} {
+  const supported: SessionControl[] = [];
+  const blocked: BlockedControl[] = [];
+  for (const control of CONTROLS) {
+    const reason = blockedReason(control, f);
+    if (reason === undefined) supported.push(control);
+    else blocked.push({ control, reason });
+  }
+  return { supported, blocked };
+}
+
+/** Refuse a blocked control the way every command does:
+ * `capability_unavailable` with `<control>: <reason>`. */
+export function requireControl(control: SessionControl, f: ControlFacts): void {
+  const reason = blockedReason(control, f);
+  if (reason !== undefined) throw new CliError("capability_unavailable", `${control}: ${reason}`);
+}

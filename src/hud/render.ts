@@ -1,0 +1,109 @@
+import type { HudStatus } from "../contract/ecc/hud.js";
+
+// The HUD payload as a person reads it on a terminal. A missing signal reads
+// "unavailable" — never blank, never as if it were fine.
+
+const NA = "unavailable";
+
+function missing(v: unknown): boolean {
+  return v === null || v === undefined || v === "unknown" || (Array.isArray(v) && v.length === 0);
+}
+
+function field(v: unknown): string {
+  return missing(v) ? NA : String(v);
+}
+
+type Section = Record<string, unknown> | undefined;
+
+function section(v: unknown): Section {
+  return typeof v === "object" && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
+}
+
+export function renderHud(p: HudStatus): string {
+  const lines: string[] = [];
+  const row = (label: string, text: string) => lines.push(`${label.padEnd(9)} ${text}`);
+
+  const ctx = section(p.context);
+  const cw = section(ctx?.contextWindow);
+  row(
+    "session",
+    `${field(ctx?.sessionId)} · harness ${field(ctx?.harness)} · model ${field(ctx?.model)}`,
+  );
+  row(
+    "repo",
+    `${field(ctx?.repo)} · branch ${field(ctx?.branch)} · worktree ${field(ctx?.worktree)}`,
+  );
+  row(
+    "context",
+    missing(cw?.remainingPct) ? NA : `${cw?.remainingPct}% left (${field(cw?.pressure)})`,
+  );
+
+  const tools = section(p.toolCalls);
+  row("tools", tools === undefined ? NA : `${field(tools.total)} calls`);
+  row(
+    "agents",
+    Array.isArray(p.activeAgents) && p.activeAgents.length > 0
+      ? p.activeAgents.map((a) => `${field(a.id)} ${field(a.state)}`).join(", ")
+      : NA,
+  );
+
+  const todos = section(p.todos);
+  const counts = section(todos?.counts);
+  row(
+    "todos",
+    todos === undefined
+      ? NA
+      : `${field(todos.inProgress)} — ${counts?.pending ?? "?"} pending, ${counts?.inProgress ?? "?"} in progress, ${counts?.completed ?? "?"} completed`,
+  );
+
+  const checks = section(p.checks);
+  const list = (v: unknown, name: (c: Record<string, unknown>) => string) =>
+    Array.isArray(v) && v.length > 0
+      ? (v as Record<string, unknown>[]).map((c) => `${name(c)} ${c.status}`).join(", ")
+      : NA;
+  row("checks", `local: ${list(checks?.local, (c) => String(c.command))}`);
+  row("", `remote: ${list(checks?.remote, (c) => String(c.name))}`);
+
+  const cost = section(p.cost);
+  const usd = (v: unknown) => (typeof v === "number" ? `$${v.toFixed(2)}` : NA);
+  row("cost", `${usd(cost?.sessionUsd)} of budget ${usd(cost?.budgetUsd)} (${field(cost?.trend)})`);
+
+  const risk = section(p.risk);
+  const reasons = Array.isArray(risk?.reasons) ? (risk.reasons as string[]) : [];
+  row("risk", `${field(risk?.status)}${reasons.length > 0 ? `: ${reasons.join("; ")}` : ""}`);
+
+  const q = section(p.queueState);
+  const gh = section(q?.github);
+  row(
+    "github",
+    gh === undefined
+      ? NA
+      : `${field(gh.openPullRequests)} open PRs, ${field(gh.openIssues)} open issues, ${field(gh.openDiscussions)} discussions`,
+  );
+  const count = (v: unknown) => (Array.isArray(v) ? String(v.length) : NA);
+  row("queues", `merge ${count(q?.mergeQueue)}, conflict ${count(q?.conflictQueue)}`);
+
+  const controls = section(p.sessionControls);
+  const supported = Array.isArray(controls?.supported) ? (controls.supported as string[]) : [];
+  const blocked = Array.isArray(controls?.blocked)
+    ? (controls.blocked as { control: string; reason: string }[])
+    : [];
+  row("controls", supported.length > 0 ? supported.join(" ") : NA);
+  for (const b of blocked) row("", `✗ ${b.control}: ${b.reason}`);
+
+  const sync = section(p.sync);
+  const ghSync = section(sync?.GitHub);
+  const handoff = section(sync?.handoff);
+  const linear = section(sync?.Linear);
+  const pr =
+    typeof ghSync?.latestPullRequest === "number" ? `PR #${ghSync.latestPullRequest}` : `PR ${NA}`;
+  row("sync", `GitHub ${field(ghSync?.repo)} ${pr}`);
+  row(
+    "",
+    `handoff ${field(handoff?.path)}${handoff?.written === true ? " (written)" : handoff?.written === false ? " (not written)" : ""}`,
+  );
+  row("", `Linear ${field(linear?.project)} (${field(linear?.health)})`);
+  return lines.join("\n");
+}

@@ -1,0 +1,149 @@
+import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
+import type { Db } from "./database.js";
+
+interface Row {
+  id: string;
+  source: string;
+  source_id: string | null;
+  title: string;
+  status: string;
+  priority: string | null;
+  url: string | null;
+  owner: string | null;
+  repo_root: string | null;
+  session_id: string | null;
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+function toItem(r: Row): WorkItem {
+  return {
+    id: r.id,
+    source: r.source,
+    sourceId: r.source_id,
+    title: r.title,
+    status: r.status,
+    priority: r.priority,
+    url: r.url,
+    owner: r.owner,
+    repoRoot: r.repo_root,
+    sessionId: r.session_id,
+    metadata: JSON.parse(r.metadata) as unknown,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Counts of every status, over all items (never a window). */
+export interface StatusCounts {
+  total: number;
+  byStatus: Map<string, number>;
+  /** Open items with and without an owner, by assignee kind. */
+  agent: number;
+  human: number;
+  unassigned: number;
+}
+
+/**
+ * The work_items table. Parameterised SQL only; every lookup is indexed, so a
+ * call costs the same at 200 items as at 6,000.
+ */
+export class WorkItemsStore {
+  private readonly get_;
+  private readonly upsert_;
+  private readonly recent_;
+  private readonly counts_;
+  private readonly assignment_;
+  private readonly changedSince_;
+
+  constructor(db: Db) {
+    this.get_ = db.prepare("SELECT * FROM work_items WHERE id = ?");
+    this.upsert_ = db.prepare(
+      `INSERT INTO work_items (id, source, source_id, title, status, priority, url, owner, repo_root, session_id, metadata, created_at, updated_at)
+       VALUES (@id, @source, @sourceId, @title, @status, @priority, @url, @owner, @repoRoot, @sessionId, @metadata, @createdAt, @updatedAt)
+       ON CONFLICT(id) DO UPDATE SET source = excluded.source, source_id = excluded.source_id, title = excluded.title,
+         status = excluded.status, priority = excluded.priority, url = excluded.url, owner = excluded.owner,
+         repo_root = excluded.repo_root, session_id = excluded.session_id, metadata = excluded.metadata,
+         updated_at = excluded.updated_at`,
+    );
+    this.recent_ = db.prepare("SELECT * FROM work_items ORDER BY updated_at DESC, id DESC LIMIT ?");
+    this.counts_ = db.prepare("SELECT status, count(*) AS n FROM work_items GROUP BY status");
+    this.assignment_ = db.prepare(
+      `SELECT CASE WHEN owner IS NULL OR owner = '' THEN 'unassigned'
+                   WHEN json_extract(metadata, '$.assigneeKind') = 'agent' THEN 'agent'
+                   ELSE 'human' END AS kind, count(*) AS n
+       FROM work_items WHERE lower(status) NOT IN ('done', 'closed', 'resolved', 'merged', 'cancelled')
+       GROUP BY kind`,
+    );
+    this.changedSince_ = db.prepare(
+      "SELECT * FROM work_items WHERE updated_at > ? ORDER BY updated_at, id LIMIT 1000",
+    );
+  }
+
+  get(id: string): WorkItem | undefined {
+    const row = this.get_.get(id) as Row | undefined;
+    return row === undefined ? undefined : toItem(row);
+  }
+
+  /** Write a whole item (the caller merged it); `createdAt` of an existing row
+   * is never overwritten. */
+  put(item: WorkItem): WorkItem {
+    this.upsert_.run({
+      ...item,
+      metadata: JSON.stringify(item.metadata ?? null),
+    });
+    return this.get(item.id)!;
+  }
+
+  /** Merge `input` into the item (only the given fields change), stamping
+   * `updatedAt`; a new item needs a title. */
+  upsert(input: WorkItemInput & { id: string }, now: string): WorkItem {
+    const existing = this.get(input.id);
+    const merged: WorkItem = {
+      id: input.id,
+      source: input.source ?? existing?.source ?? "manual",
+      sourceId: pick(input.sourceId, existing?.sourceId),
+      title: input.title ?? existing?.title ?? "",
+      status: input.status ?? existing?.status ?? "open",
+      priority: pick(input.priority, existing?.priority),
+      url: pick(input.url, existing?.url),
+      owner: pick(input.owner, existing?.owner),
+      repoRoot: pick(input.repoRoot, existing?.repoRoot),
+      sessionId: pick(input.sessionId, existing?.sessionId),
+      metadata: input.metadata !== undefined ? input.metadata : (existing?.metadata ?? null),
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
+    if (merged.title === "") throw new Error("a new work item needs a title");
+    return this.put(merged);
+  }
+
+  /** The `limit` most recently updated items. */
+  recent(limit: number): WorkItem[] {
+    return (this.recent_.all(limit) as Row[]).map(toItem);
+  }
+
+  counts(): StatusCounts {
+    const byStatus = new Map<string, number>();
+    let total = 0;
+    for (const r of this.counts_.all() as { status: string; n: number }[]) {
+      byStatus.set(r.status, r.n);
+      total += r.n;
+    }
+    const a = { agent: 0, human: 0, unassigned: 0 };
+    for (const r of this.assignment_.all() as { kind: keyof typeof a; n: number }[])
+      a[r.kind] = r.n;
+    return { total, byStatus, ...a };
+  }
+
+  /** Items changed after an instant (ISO), oldest first, for live watchers. */
+  changedSince(iso: string): WorkItem[] {
+    return (this.changedSince_.all(iso) as Row[]).map(toItem);
+  }
+}
+
+function pick<T>(given: T | undefined, existing: T | undefined | null): T | null {
+  if (given !== undefined) return given;
+  return existing ?? null;
+}

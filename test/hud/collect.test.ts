@@ -1,0 +1,247 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SESSION_CONTROLS } from "../../src/contract/ecc/hud.js";
+import { collectHud } from "../../src/hud/collect.js";
+import { recordInput, seedStore, statuslineInput, TODOS, todoFile } from "./fixtures.js";
+import {
+  fakeGh,
+  hudProblems,
+  isMissing,
+  makeRepo,
+  pathOf,
+  script,
+  tempDir,
+  toolsDir,
+} from "./helpers.js";
+
+const SID = "5b0c2a6e-2d8e-4c1f-9a37-0f7d1e2b3c4d";
+
+/** A session working in a dirty repository, with everything a HUD can read:
+ * mirrored session, statusline input, todos, ECC's bridge, check runs, work
+ * items, config, handoff file, a signed-in gh and the claude CLI. */
+function richSetup() {
+  const root = tempDir();
+  const repo = makeRepo(root);
+  writeFileSync(join(repo, "f.txt"), "edited\n");
+  const stateDir = join(root, "state");
+  const claudeHome = join(root, "claude");
+  const home = join(root, "home");
+  const bridgeDir = join(root, "tmp");
+  mkdirSync(bridgeDir);
+  mkdirSync(join(home, "handoffs"), { recursive: true });
+  seedStore(stateDir, {
+    sessions: [
+      {
+        sid: SID,
+        instance: "0".repeat(32),
+        state: "active",
+        cwd: repo,
+        repo_root: repo,
+        branch: "main",
+        model: "claude-opus-4-1",
+        transcript_path: join(claudeHome, "projects", "x", `${SID}.jsonl`),
+        connected_at: Date.now() - 60_000,
+      },
+    ],
+    items: [
+      {
+        id: "pr-1",
+        status: "blocked",
+        metadata: { type: "pr", mergeStateStatus: "DIRTY" },
+        url: "https://github.com/acme/widgets/pull/1",
+      },
+      { id: "pr-2", status: "needs-review", metadata: { type: "pr", mergeStateStatus: "CLEAN" } },
+      { id: "task-3", status: "running", metadata: { mergeGate: "waiting-checks" } },
+      { id: "pr-4", status: "merged", metadata: { mergeStateStatus: "DIRTY" } },
+      { id: "task-5", status: "open" },
+    ],
+    runs: [
+      { repoRoot: repo, name: "test", command: "npm test", status: "fail" },
+      { repoRoot: repo, name: "test", command: "npm test", status: "pass" },
+      { repoRoot: "/elsewhere", name: "lint", command: "npm run lint", status: "fail" },
+    ],
+  });
+  recordInput(stateDir, statuslineInput(SID, repo));
+  todoFile(claudeHome, SID, TODOS);
+  writeFileSync(join(bridgeDir, `ecc-metrics-${SID}.json`), JSON.stringify({ tool_count: 18 }));
+  writeFileSync(join(home, "handoffs", "widgets.md"), "# handoff\n");
+  const configPath = join(root, "config.json");
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      checks: [
+        { name: "test", command: "npm test" },
+        { name: "lint", command: "npm run lint" },
+      ],
+      budget_usd: 5,
+      handoff_path: "~/handoffs/widgets.md",
+      linear: { project: "Widgets" },
+    }),
+  );
+  const bin = fakeGh(tempDir(), {
+    pr: { number: 42 },
+    checks: { json: [{ name: "ci / test", bucket: "pass", link: "https://ci/1" }] },
+    prs: 3,
+    issues: 7,
+  });
+  script(bin, "claude", "exit 0");
+  const env = {
+    PATH: pathOf(bin, process.env.PATH ?? ""),
+    HOME: home,
+    CLAUDE_CODE_SESSION_ID: SID,
+  };
+  return { root, repo, stateDir, claudeHome, bridgeDir, configPath, env, bin };
+}
+
+describe("the HUD payload", () => {
+  it("fills every section from its real source", async () => {
+    const s = richSetup();
+    const { payload } = await collectHud({
+      stateDir: s.stateDir,
+      configPath: s.configPath,
+      env: s.env,
+      claudeHome: s.claudeHome,
+      bridgeDir: s.bridgeDir,
+    });
+    expect(hudProblems(payload)).toEqual([]);
+    expect(payload.schema_version).toBe("ecc.hud-status.v1");
+    expect(payload.context).toEqual({
+      harness: "claude-code",
+      model: "Opus",
+      repo: "acme/widgets",
+      branch: "main",
+      worktree: s.repo,
+      sessionId: SID,
+      contextWindow: { remainingPct: 41, pressure: "elevated" },
+    });
+    expect(payload.toolCalls).toEqual({ total: 18, pending: null, stale: null, lastTool: null });
+    expect(payload.activeAgents).toBe("unknown");
+    expect(payload.todos).toEqual({
+      inProgress: "Wiring the claim button",
+      counts: { pending: 2, inProgress: 1, completed: 1 },
+    });
+    expect(payload.checks).toEqual({
+      local: [
+        { command: "npm test", status: "pass" },
+        // Configured, never run here: unknown, not green.
+        { command: "npm run lint", status: "unknown" },
+      ],
+      remote: [{ name: "ci / test", status: "pass", url: "https://ci/1" }],
+    });
+    expect(payload.cost).toEqual({ sessionUsd: 0.84, budgetUsd: 5, trend: "within-budget" });
+    expect(payload.risk).toEqual({
+      status: "attention",
+      reasons: ["dirty worktree", "2 blocked work items", "1 work item needs review"],
+      dirtyWorktree: true,
+      conflicts: 0,
+      manualReviewRequired: true,
+    });
+    expect(payload.queueState).toEqual({
+      github: { openPullRequests: 3, openIssues: 7, openDiscussions: null },
+      mergeQueue: [
+        expect.objectContaining({ id: "task-3", lane: "running", mergeGate: "waiting-checks" }),
+        expect.objectContaining({ id: "pr-2", lane: "blocked", mergeGate: "CLEAN" }),
+        expect.objectContaining({ id: "pr-1", lane: "blocked", mergeGate: "DIRTY" }),
+      ],
+      conflictQueue: [
+        expect.objectContaining({ kind: "work-item", id: "pr-1", mergeStateStatus: "DIRTY" }),
+      ],
+      staleSalvageQueue: [],
+    });
+    expect(payload.sessionControls).toEqual({ supported: [...SESSION_CONTROLS], blocked: [] });
+    expect(payload.sync).toEqual({
+      Linear: {
+        project: "Widgets",
+        health: "unknown",
+        issueCapacityBlocked: null,
+        latestStatusUpdateId: null,
+      },
+      GitHub: { repo: "acme/widgets", latestPullRequest: 42 },
+      handoff: { path: "~/handoffs/widgets.md", written: true },
+    });
+  });
+
+  it("over budget, unauthenticated gh: trend says so, GitHub signals go unknown", async () => {
+    const s = richSetup();
+    writeFileSync(s.configPath, JSON.stringify({ budget_usd: 0.5 }));
+    fakeGh(s.bin, { authenticated: false });
+    const { payload } = await collectHud({
+      stateDir: s.stateDir,
+      configPath: s.configPath,
+      env: s.env,
+      claudeHome: s.claudeHome,
+      bridgeDir: s.bridgeDir,
+    });
+    expect(hudProblems(payload)).toEqual([]);
+    expect(payload.cost).toMatchObject({ trend: "over-budget" });
+    expect(payload.queueState).toMatchObject({ github: "unknown" });
+    expect(payload.checks).toMatchObject({ remote: "unknown" });
+    expect(payload.sync).toMatchObject({
+      GitHub: { repo: "acme/widgets", latestPullRequest: null },
+    });
+    expect(payload.sessionControls).toMatchObject({
+      blocked: [{ control: "pr", reason: "gh not authenticated" }],
+    });
+  });
+
+  it("a session nobody knows anything about: every signal missing, nothing shown healthy", async () => {
+    const root = tempDir();
+    const nowhere = join(root, "not-a-repo");
+    mkdirSync(nowhere);
+    const { payload } = await collectHud({
+      stateDir: join(root, "state"),
+      configPath: join(root, "config.json"),
+      flagSid: "ghost",
+      env: { PATH: toolsDir(["git"]), HOME: root },
+      cwd: nowhere,
+      claudeHome: join(root, "claude"),
+      bridgeDir: root,
+    });
+    expect(hudProblems(payload)).toEqual([]);
+    const { sessionControls, context, ...rest } = payload;
+    for (const [name, value] of Object.entries(rest)) {
+      if (name === "schema_version" || name === "generatedAt") continue;
+      expect({ name, missing: isMissing(value) }).toEqual({ name, missing: true });
+    }
+    // Only the id that was asked for is known.
+    expect(context).toMatchObject({ sessionId: "ghost", harness: "unknown" });
+    expect(isMissing({ ...(context as object), sessionId: null })).toBe(true);
+    expect(payload.risk).toMatchObject({ status: "unknown" });
+    expect(sessionControls).toEqual({
+      supported: ["status"],
+      blocked: [
+        { control: "create", reason: "not in a git repository" },
+        { control: "resume", reason: "the session's directory is unknown" },
+        {
+          control: "stop",
+          reason: "not run inside the session (only the session itself can stop)",
+        },
+        { control: "diff", reason: "not in a git repository" },
+        { control: "pr", reason: "not in a git repository" },
+        { control: "mergeQueue", reason: "no work items recorded (no state store yet)" },
+        {
+          control: "conflictQueue",
+          reason: "not in a git repository; no work items recorded (no state store yet)",
+        },
+      ],
+    });
+  });
+
+  it("without --sid or a calling session, the most recently active session is shown", async () => {
+    const s = richSetup();
+    const { CLAUDE_CODE_SESSION_ID: _, ...env } = s.env;
+    const { payload } = await collectHud({
+      stateDir: s.stateDir,
+      configPath: s.configPath,
+      env,
+      claudeHome: s.claudeHome,
+      bridgeDir: s.bridgeDir,
+    });
+    expect(payload.context).toMatchObject({ sessionId: SID, worktree: s.repo });
+    // A person's shell cannot stop someone else's session.
+    expect(payload.sessionControls).toMatchObject({
+      blocked: [{ control: "stop", reason: expect.stringContaining("only the session itself") }],
+    });
+  });
+});

@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import { CliError } from "../../src/cli/common.js";
+import { SESSION_CONTROLS } from "../../src/contract/ecc/hud.js";
+import {
+  blockedReason,
+  CONTROLS,
+  type ControlFacts,
+  decideControls,
+  requireControl,
+} from "../../src/hud/controls.js";
+import type { GitFacts, GitProbe } from "../../src/hud/git.js";
+
+const repo: GitFacts = {
+  state: "ok",
+  toplevel: "/src/widgets",
+  mainRoot: "/src/widgets",
+  branch: "main",
+  remoteUrl: "git@github.com:acme/widgets.git",
+  repoSlug: "acme/widgets",
+  dirty: false,
+  unmergedPaths: [],
+  worktrees: [],
+};
+
+/** Everything available: a session run from inside itself, in a repository,
+ * with gh signed in, claude installed and a state store. */
+const all: ControlFacts = {
+  target: "s1",
+  caller: "s1",
+  harness: "claude-code",
+  cwd: "/src/widgets",
+  cwdKnown: true,
+  git: repo,
+  gh: "ok",
+  claude: true,
+  store: true,
+};
+
+function blocked(f: ControlFacts): Record<string, string> {
+  return Object.fromEntries(decideControls(f).blocked.map((b) => [b.control, b.reason]));
+}
+
+describe("session controls", () => {
+  it("are the contract's eight, in its order", () => {
+    expect([...CONTROLS]).toEqual([...SESSION_CONTROLS]);
+  });
+
+  it("all supported when the machine can do everything", () => {
+    expect(decideControls(all)).toEqual({ supported: [...SESSION_CONTROLS], blocked: [] });
+  });
+
+  it("each control lands in exactly one list, and status is always supported", () => {
+    const gits: GitProbe[] = [
+      repo,
+      { ...repo, branch: null },
+      { state: "not-a-repo" },
+      { state: "not-installed" },
+      { state: "no-directory" },
+    ];
+    for (const git of gits)
+      for (const gh of ["ok", "not-installed", "not-authenticated", undefined] as const)
+        for (const target of ["s1", null])
+          for (const caller of ["s1", "s2", null])
+            for (const claude of [true, false])
+              for (const store of [true, false]) {
+                const f = { ...all, git, gh, target, caller, claude, store };
+                const { supported, blocked: b } = decideControls(f);
+                const listed = [...supported, ...b.map((x) => x.control)].sort();
+                expect(listed).toEqual([...SESSION_CONTROLS].sort());
+                expect(supported).toContain("status");
+                for (const x of b) expect(x.reason.length).toBeGreaterThan(0);
+              }
+  });
+
+  it("give concrete reasons", () => {
+    expect(blocked({ ...all, gh: "not-installed" })).toEqual({ pr: "gh not installed" });
+    expect(blocked({ ...all, gh: "not-authenticated" })).toEqual({ pr: "gh not authenticated" });
+    expect(blocked({ ...all, git: { state: "not-a-repo" }, store: false })).toEqual({
+      create: "not in a git repository",
+      diff: "not in a git repository",
+      pr: "not in a git repository",
+      mergeQueue: "no work items recorded (no state store yet)",
+      conflictQueue: "not in a git repository; no work items recorded (no state store yet)",
+    });
+    expect(blocked({ ...all, git: { state: "not-installed" } })).toMatchObject({
+      create: "git not installed",
+    });
+    expect(blocked({ ...all, git: { ...repo, branch: null } })).toEqual({
+      pr: "no branch checked out (detached HEAD)",
+    });
+    expect(blocked({ ...all, target: null, caller: null })).toEqual({
+      resume: "no session identity",
+      stop: "no session identity",
+    });
+    expect(blocked({ ...all, claude: false })).toEqual({ resume: "claude CLI not installed" });
+    expect(blocked({ ...all, cwdKnown: false })).toEqual({
+      resume: "the session's directory is unknown",
+    });
+    expect(blocked({ ...all, harness: "codex" })).toEqual({
+      resume: "not a Claude Code session",
+    });
+  });
+
+  it("stop is for the session itself: not from a person's shell, not from another session", () => {
+    const why = "not run inside the session (only the session itself can stop)";
+    expect(blocked({ ...all, caller: null })).toEqual({ stop: why });
+    expect(blocked({ ...all, caller: "s2" })).toEqual({ stop: why });
+  });
+
+  it("a blocked command refuses with capability_unavailable and the HUD's own reason", () => {
+    const f = { ...all, gh: "not-authenticated" as const };
+    const reason = blockedReason("pr", f);
+    let thrown: unknown;
+    try {
+      requireControl("pr", f);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(CliError);
+    expect(thrown).toMatchObject({ code: "capability_unavailable", message: `pr: ${reason}` });
+    expect(() => requireControl("diff", f)).not.toThrow();
+  });
+});
