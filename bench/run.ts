@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
 import { benchBoard } from "./board.js";
 import { benchContract } from "./contract.js";
+import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
@@ -11,6 +12,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   contract: benchContract,
   instance: benchInstance,
   board: benchBoard,
+  hud: benchHud,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

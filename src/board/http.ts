@@ -8,6 +8,7 @@ import {
   STATE_STORE_BUSY,
   type WorkItem,
   WorkItemInput,
+  type WorkItemsSummary,
 } from "../contract/ecc/board.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
 import { validationErrors } from "../contract/validate.js";
@@ -31,6 +32,8 @@ export interface ControlPaneDeps {
 const BODY_LIMIT = 64 * 1024;
 const SNAPSHOT_LIMIT_DEFAULT = 12;
 const SNAPSHOT_LIMIT_MAX = 50;
+/** Work items a snapshot lists: the most recently updated (ECC's window). */
+const SNAPSHOT_ITEMS = 100;
 
 /** Mutation requests whose client went away before the answer (tests read it). */
 export const controlPaneMetrics = { received: 0, disconnected: 0 };
@@ -193,13 +196,34 @@ function describe(invalid: string[], body: Record<string, unknown>): string {
   return invalid.join("; ");
 }
 
+/**
+ * The board summary, recomputed only when the board changed. Work items are
+ * written only by other connections (the mutation workers, the CLI, ECC's
+ * tools), and `PRAGMA data_version` changes exactly when another connection
+ * committed — so any number of dashboards polling an unchanged board cost one
+ * computation, and health checks never queue behind repeated ones.
+ */
+const summaries = new WeakMap<StateStore, { version: number; summary: WorkItemsSummary }>();
+
+function cachedSummary(store: StateStore): WorkItemsSummary {
+  const version = store.db.pragma("data_version", { simple: true }) as number;
+  const hit = summaries.get(store);
+  if (hit !== undefined && hit.version === version) return hit.summary;
+  const summary = boardSummary(store, SNAPSHOT_ITEMS);
+  summaries.set(store, { version, summary });
+  return summary;
+}
+
 function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
   const { peers, last_live } = deps.sessions();
-  const sessions: SnapshotSession[] = [
+  const rows: SnapshotSession[] = [
     ...peers.map((p) => sessionRow(p.sid, p.state ?? "live", p, p.last_activity_at)),
     ...last_live.map((l) => sessionRow(l.sid, l.state ?? "disappeared", l, l.last_seen_at)),
   ];
-  const count = (state: string) => sessions.filter((s) => s.state === state).length;
+  const count = (state: string) => rows.filter((s) => s.state === state).length;
+  // Every connected session is listed; `limit` bounds the lately lost ones
+  // (newest first). The summary counts all of them.
+  const sessions = rows.slice(0, peers.length + limit);
   const worktrees = new Set(peers.map((p) => p.cwd).filter((c) => c !== ""));
   return {
     schemaVersion: CONTROL_PANE_SNAPSHOT_VERSION,
@@ -211,7 +235,7 @@ function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
     stateDatabase: { exists: true },
     execution: { allowActions: !deps.readOnly },
     summary: {
-      totalSessions: sessions.length,
+      totalSessions: rows.length,
       runningSessions: count("live") + count("live_unmanaged"),
       pendingSessions: count("waiting"),
       idleSessions: 0,
@@ -222,7 +246,7 @@ function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
       activeWorktrees: worktrees.size,
     },
     sessions,
-    workItems: boardSummary(deps.store, Math.max(limit, 100)),
+    workItems: cachedSummary(deps.store),
   };
 }
 

@@ -1,0 +1,14 @@
+// Load for the health benchmark: four clients polling /api/snapshot back to
+// back from a process of their own, as dashboards in other tabs or on other
+// machines would, until told to stop.
+const base = process.argv[2];
+let running = true;
+process.on("message", (m) => {
+  if (m === "stop") running = false;
+});
+const loop = async () => {
+  while (running) await (await fetch(`${base}api/snapshot`)).arrayBuffer();
+};
+process.send("started");
+await Promise.all([loop(), loop(), loop(), loop()]);
+process.exit(0);
