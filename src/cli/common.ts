@@ -3,6 +3,7 @@ import { existsSync, openSync, readFileSync } from "node:fs";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { Client, ClientError } from "../client/client.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
+import { sessionIdFrom } from "../identity.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 
 /** Options every command accepts. */
@@ -57,20 +58,9 @@ type Flags = {
   "no-start"?: boolean;
 };
 
-/**
- * Who the CLI speaks as: `--sid`, else the Codex thread, else the Claude Code
- * session, else the person. When both harnesses' variables are present Codex
- * wins: a Codex session started inside Claude Code inherits Claude's variables,
- * never the other way round.
- */
+/** Who the CLI speaks as (see identity.ts). */
 export function sessionId(flags: Flags, env = process.env): string | undefined {
-  return (
-    flags.sid ||
-    env.CODEX_THREAD_ID ||
-    env.CODEX_SESSION_ID ||
-    env.CLAUDE_CODE_SESSION_ID ||
-    undefined
-  );
+  return sessionIdFrom(flags.sid, env);
 }
 
 /** JSON with `--json`, or when stdout is not a terminal (hooks and agents

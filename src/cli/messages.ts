@@ -34,13 +34,7 @@ export const hello: Command = async (argv) => {
     "ccmsg hello [--hook] [--cwd d] [--repo r] [--ws w] [--repo-root d] [--branch b] [--transcript-path p] [--title t]",
   );
   const run = async () => {
-    const payload = values.hook ? await readStdinJson(HOOK_DEADLINE_MS) : {};
-    const sid = values.sid || (payload.session_id as string | undefined) || sessionId(values);
-    if (sid === undefined)
-      throw new CliError(
-        "invalid_args",
-        "hello needs a session: --sid, or run it inside a session",
-      );
+    const { payload, sid } = await hookSession(values, "hello");
     const cwd =
       values.cwd ??
       process.env.CLAUDE_PROJECT_DIR ??
@@ -89,13 +83,7 @@ export const stopping: Command = async (argv) => {
     "ccmsg stopping [--reason r] [--hook]",
   );
   const run = async () => {
-    const payload = values.hook ? await readStdinJson(HOOK_DEADLINE_MS) : {};
-    const sid = values.sid || (payload.session_id as string | undefined) || sessionId(values);
-    if (sid === undefined)
-      throw new CliError(
-        "invalid_args",
-        "stopping needs a session: --sid, or run it inside a session",
-      );
+    const { payload, sid } = await hookSession(values, "stopping");
     const reason = values.reason ?? (payload.reason as string | undefined);
     const client = await connectInstance(values);
     const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {});
@@ -242,4 +230,21 @@ function gitFacts(cwd: string): Promise<Record<string, string>> {
       },
     );
   });
+}
+
+/** The hook payload (with `--hook`) and the session it speaks for: `--sid`,
+ * else the payload's `session_id`, else the environment's session. */
+async function hookSession(
+  values: { hook?: boolean; sid?: string },
+  command: string,
+): Promise<{ payload: Record<string, unknown>; sid: string }> {
+  const payload = values.hook ? await readStdinJson(HOOK_DEADLINE_MS) : {};
+  const sid = values.sid || (payload.session_id as string | undefined) || sessionId(values);
+  if (sid === undefined) {
+    throw new CliError(
+      "invalid_args",
+      `${command} needs a session: --sid, or run it inside a session`,
+    );
+  }
+  return { payload, sid };
 }

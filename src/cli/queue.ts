@@ -1,10 +1,10 @@
 import { conflictQueueOf } from "../hud/collect.js";
-import { requireControl } from "../hud/controls.js";
 import { conflictedWorktrees, probeGit } from "../hud/git.js";
 import { controlFacts, openSessionContext } from "../hud/session-context.js";
 import { configFile, resolveStateDir } from "../paths.js";
 import { CliError, parse, print } from "./common.js";
 import type { Command } from "./main.js";
+import { requireControl } from "./require-control.js";
 
 const USAGE = "ccmsg queue merge|conflict [--sid s]";
 

@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { requireControl } from "../hud/controls.js";
 import type { RunResult } from "../hud/exec.js";
 import { type GitFacts, git, probeGit } from "../hud/git.js";
 import { gh, probeGh } from "../hud/github.js";
@@ -8,6 +7,7 @@ import { controlFacts, openSessionContext } from "../hud/session-context.js";
 import { configFile, resolveStateDir } from "../paths.js";
 import { CliError, callAs, connectInstance, parse, print } from "./common.js";
 import type { Command } from "./main.js";
+import { requireControl } from "./require-control.js";
 
 const USAGE = "ccmsg session diff|pr|stop [--reason r]|resume|create <name> [--base ref] [--sid s]";
 

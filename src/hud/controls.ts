@@ -1,4 +1,3 @@
-import { CliError } from "../cli/common.js";
 import type { BlockedControl, SessionControl } from "../contract/ecc/hud.js";
 import { type GitProbe, gitUnavailableReason } from "./git.js";
 import { type GhState, ghUnavailableReason } from "./github.js";
@@ -96,11 +95,4 @@ export function decideControls(f: ControlFacts): {
     else blocked.push({ control, reason });
   }
   return { supported, blocked };
-}
-
-/** Refuse a blocked control the way every command does:
- * `capability_unavailable` with `<control>: <reason>`. */
-export function requireControl(control: SessionControl, f: ControlFacts): void {
-  const reason = blockedReason(control, f);
-  if (reason !== undefined) throw new CliError("capability_unavailable", `${control}: ${reason}`);
 }

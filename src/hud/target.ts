@@ -1,4 +1,4 @@
-import { sessionId } from "../cli/common.js";
+import { sessionIdFrom } from "../identity.js";
 import type { MirroredSession } from "../store/ecc-sessions.js";
 import { type Json, obj, readRecordedInput, str } from "./statusline-input.js";
 
@@ -26,7 +26,7 @@ export interface Target {
 export function callerIdentity(
   env: NodeJS.ProcessEnv,
 ): { sid: string; harness: string } | undefined {
-  const sid = sessionId({}, env);
+  const sid = sessionIdFrom(undefined, env);
   if (sid === undefined) return undefined;
   const codex = sid === env.CODEX_THREAD_ID || sid === env.CODEX_SESSION_ID;
   return { sid, harness: codex ? "codex" : "claude-code" };

@@ -1,4 +1,6 @@
+import type { WorkItem } from "../contract/ecc/board.js";
 import { hasTable, type StateStore } from "../store/state-store.js";
+import { WorkItemsStore } from "../store/work-items.js";
 
 // `ccmsg status` — ECC's readiness summary (ecc-surfaces §2.2), field for
 // field, computed from the state store by reads only.
@@ -51,7 +53,7 @@ export interface StatusDocument {
     openCount: number;
     blockedCount: number;
     closedCount: number;
-    items: Row[];
+    items: WorkItem[];
   };
 }
 
@@ -143,25 +145,7 @@ export function readStatus(
         else if (ATTENTION.has(r.status as string)) attention += n;
       }
     }
-    const items = has("work_items")
-      ? all("SELECT * FROM work_items ORDER BY updated_at DESC, id DESC LIMIT ?", limit).map(
-          (r) => ({
-            id: r.id,
-            source: r.source,
-            sourceId: r.source_id,
-            title: r.title,
-            status: r.status,
-            priority: r.priority,
-            url: r.url,
-            owner: r.owner,
-            repoRoot: r.repo_root,
-            sessionId: r.session_id,
-            metadata: json(r.metadata),
-            createdAt: r.created_at,
-            updatedAt: r.updated_at,
-          }),
-        )
-      : [];
+    const items = has("work_items") ? new WorkItemsStore(store!.db).recent(limit) : [];
 
     const failedSkillRuns = failureCount;
     const attentionCount = failedSkillRuns + warningCount + pendingCount + attention;

@@ -149,15 +149,19 @@ export async function startInstance(
   };
 }
 
-/** Run the CLI to completion. */
+/** Run the CLI to completion with exactly `env` (PATH added), optionally in
+ * `cwd` and with `stdin`; `keepStdinOpen` leaves stdin open (a hook whose
+ * harness never closes it). */
 export function runCli(
   args: string[],
   env: Record<string, string | undefined>,
   stdin?: string,
+  options: { cwd?: string; keepStdinOpen?: boolean } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: childEnv(env),
+      cwd: options.cwd,
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -168,7 +172,11 @@ export function runCli(
     child.stderr.on("data", (c: Buffer) => {
       stderr += c.toString();
     });
-    child.stdin.end(stdin ?? "");
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    if (stdin !== undefined) child.stdin.write(stdin);
+    if (!options.keepStdinOpen) child.stdin.end();
+    child.on("close", (code) => {
+      child.stdin.destroy();
+      resolve({ code, stdout, stderr });
+    });
   });
 }

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { CliError } from "../../src/cli/common.js";
+import { requireControl } from "../../src/cli/require-control.js";
 import { SESSION_CONTROLS } from "../../src/contract/ecc/hud.js";
 import {
   blockedReason,
   CONTROLS,
   type ControlFacts,
   decideControls,
-  requireControl,
 } from "../../src/hud/controls.js";
 import type { GitFacts, GitProbe } from "../../src/hud/git.js";
 

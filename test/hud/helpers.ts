@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -6,7 +6,7 @@ import { afterAll } from "vitest";
 import { HudStatus, hudRuleViolations } from "../../src/contract/ecc/hud.js";
 import { validationErrors } from "../../src/contract/validate.js";
 import { onPath } from "../../src/hud/exec.js";
-import { CLI } from "../helpers/instance.js";
+import { runCli } from "../helpers/instance.js";
 
 // Real git repositories, fake `gh` / `claude` executables and a CLI runner
 // with a chosen cwd and PATH, for the HUD tests.
@@ -152,33 +152,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Run the built CLI with exactly `env` (PATH included), in `cwd`. */
+/** Run the built CLI with `env` (whose PATH wins), in `cwd`. */
 export function runIn(
   args: string[],
   env: Record<string, string | undefined>,
   options: { cwd?: string; stdin?: string; keepStdinOpen?: boolean } = {},
 ): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)),
-      cwd: options.cwd,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    if (options.stdin !== undefined) child.stdin.write(options.stdin);
-    if (!options.keepStdinOpen) child.stdin.end();
-    child.on("close", (code) => {
-      child.stdin.destroy();
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runCli(args, env, options.stdin, options);
 }
 
 /** Schema failures and rule violations of a HUD payload; empty when valid. */
