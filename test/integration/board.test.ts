@@ -343,11 +343,12 @@ describe("the work_items topic", () => {
 });
 
 describe("the store shared between processes", () => {
-  it("three processes writing 20 items each keep all 60", async () => {
+  it("three processes opening a new file at once and writing 20 items each keep all 60", async () => {
     const inst = await startInstance();
     await inst.stop();
+    const path = join(inst.stateDir, "shared.db");
     const writers = ["p", "q", "r"].map((prefix) =>
-      fork(join(ROOT, "test", "helpers", "board-writer.mjs"), [db(inst), prefix, "20"], {
+      fork(join(ROOT, "test", "helpers", "board-writer.mjs"), [path, prefix, "20"], {
         stdio: "ignore",
       }),
     );
@@ -355,8 +356,10 @@ describe("the store shared between processes", () => {
     const done = writers.map((w) => new Promise((r) => w.once("exit", r)));
     for (const w of writers) w.send("go");
     await Promise.all(done);
-    const d = new Database(db(inst), { readonly: true });
+    const d = new Database(path, { readonly: true });
     const ids = (d.prepare("SELECT id FROM work_items").all() as { id: string }[]).map((x) => x.id);
+    // The concurrent first opens applied the migrations once.
+    expect(d.prepare("SELECT count(*) AS n FROM schema_migrations").get()).toEqual({ n: 2 });
     d.close();
     expect(ids).toHaveLength(60);
     for (const prefix of ["p", "q", "r"])
