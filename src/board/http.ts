@@ -12,6 +12,7 @@ import {
 } from "../contract/ecc/board.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
 import { validationErrors } from "../contract/validate.js";
+import { harnessOf } from "../store/ecc-sessions.js";
 import type { StateStore } from "../store/state-store.js";
 import { boardSummary } from "./board.js";
 import { MutationAdmissionError, MutationFailedError, type MutationRunner } from "./runner.js";
@@ -266,7 +267,7 @@ function sessionRow(
   return {
     id,
     state,
-    harness: row.transcript_path !== undefined ? "claude-code" : null,
+    harness: harnessOf(row),
     repo: row.repo || null,
     worktree: row.cwd || null,
     branch: row.branch ?? null,

@@ -1,5 +1,6 @@
 import { sessionIdFrom } from "../identity.js";
 import type { MirroredSession } from "../store/ecc-sessions.js";
+import { harnessOf } from "../store/ecc-sessions.js";
 import { type Json, obj, readRecordedInput, str } from "./statusline-input.js";
 
 // Which session a HUD or a session control is about, and where it works.
@@ -59,11 +60,12 @@ export function resolveTarget(
   const statusline = sid === null ? undefined : readRecordedInput(statuslineDir, sid);
   const sessionCwd =
     session?.cwd ?? str(obj(statusline?.workspace)?.current_dir) ?? str(statusline?.cwd);
-  let harness = "unknown";
-  // A transcript the instance accepted, or a statusline input, only come from
-  // Claude Code; the environment names the harness of the calling session.
-  if (session?.transcript_path !== undefined || statusline !== undefined) harness = "claude-code";
-  else if (caller !== undefined && caller.sid === sid) harness = caller.harness;
+  // What the instance knows (harnessOf); a recorded statusline input also only
+  // comes from Claude Code; the environment names the calling session's.
+  let harness: string = harnessOf(session);
+  if (harness === "unknown" && statusline !== undefined) harness = "claude-code";
+  else if (harness === "unknown" && caller !== undefined && caller.sid === sid)
+    harness = caller.harness;
   return {
     sid,
     caller: caller?.sid ?? null,

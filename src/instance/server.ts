@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { controlPaneMetrics, controlPaneRoutes } from "../board/http.js";
 import { MutationRunner } from "../board/runner.js";
 import { WorkItemsWatch } from "../board/watch.js";
-import { INBOX_RETENTION_MS, MAX_FRAME_BYTES } from "../contract/constants.js";
+import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import type { WorkItem } from "../contract/ecc/board.js";
 import type { Capability } from "../contract/identifiers.js";
 import type { InstanceInfo, LastLiveSession } from "../contract/peers.js";
@@ -157,7 +157,7 @@ async function boot(
       kv: (_conn, ns) => ({ entries: kv.list(ns!) }),
       work_items: () => {
         board.setWatched(true);
-        return { items: fitFrame(new WorkItemsStore(db).recent(WORK_ITEMS_SNAPSHOT)) };
+        return { items: new WorkItemsStore(db).recent(WORK_ITEMS_SNAPSHOT) };
       },
     },
     log,
@@ -314,21 +314,9 @@ async function boot(
   };
 }
 
-/** How many recently updated items a `work_items` snapshot carries; the frame
- * must also fit MAX_FRAME_BYTES, so older items are left out when they would
- * not (they still arrive as they change). */
+/** How many recently updated items a `work_items` snapshot carries; older
+ * items arrive as they change. */
 const WORK_ITEMS_SNAPSHOT = 200;
-
-function fitFrame(items: WorkItem[]): WorkItem[] {
-  let bytes = 1024;
-  const out: WorkItem[] = [];
-  for (const item of items) {
-    bytes += Buffer.byteLength(JSON.stringify(item)) + 1;
-    if (bytes > MAX_FRAME_BYTES) break;
-    out.push(item);
-  }
-  return out;
-}
 
 /** A session as ECC's `sessions` table holds it. */
 function mirrorOf(instance: string, s: LiveSession | LastLiveSession): MirroredSession {

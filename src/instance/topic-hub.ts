@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
-import { VALUE_TOPIC_INTERVAL_MS } from "../contract/constants.js";
+import { MAX_FRAME_BYTES, VALUE_TOPIC_INTERVAL_MS } from "../contract/constants.js";
 import type { InboxMessage } from "../contract/messaging.js";
-import { TOPIC_ATTRIBUTES, type TopicKind } from "../contract/topics.js";
+import { TOPIC_ATTRIBUTES, type TopicAttributes, type TopicKind } from "../contract/topics.js";
 import type { Connection } from "./connection.js";
 
 /** Computes the current value of a value topic (`whole`/`per_instance_whole`)
@@ -64,10 +64,13 @@ export class TopicHub {
       return;
     }
     const data = this.snapshots[kind]!(conn, param);
-    // The first frame of the subscription: never refused, and queued behind
+    // The first frames of the subscription: never refused, and queued behind
     // whatever already waits, so a resubscribe's snapshot cannot overtake
     // messages handed over earlier.
-    conn.egress.always(this.frameLine(name, JSON.stringify(data), true));
+    const shape = (TOPIC_ATTRIBUTES[kind] as TopicAttributes).elements!;
+    snapshotChunks(data, shape.list).forEach((json, i) => {
+      conn.egress.always(this.frameLine(name, json, i === 0));
+    });
   }
 
   unsubscribe(conn: Connection, name: string): void {
@@ -205,4 +208,48 @@ export class TopicHub {
   dispose(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
   }
+}
+
+/** Room left in a frame for the snapshot's data, after the frame's own
+ * fields (topic, instance, flags). */
+const DATA_BUDGET = MAX_FRAME_BYTES - 1024;
+
+/**
+ * An element snapshot as serialised `data` parts that each fit a frame. The
+ * first part goes out as the snapshot, the rest as ordinary element frames:
+ * folding upserts elements by id, so the subscriber holds exactly the same
+ * value as from one frame — which MAX_FRAME_BYTES would not allow for a
+ * large inbox or namespace. `list` names the member holding the elements
+ * (absent: `data` is the array).
+ */
+export function snapshotChunks(
+  data: unknown,
+  list: string | undefined,
+  budget = DATA_BUDGET,
+): string[] {
+  const elements = (
+    list === undefined ? data : (data as Record<string, unknown>)[list]
+  ) as unknown[];
+  const wrap = (parts: string[]) => {
+    const array = `[${parts.join(",")}]`;
+    if (list === undefined) return array;
+    const rest = JSON.stringify({ ...(data as object), [list]: [] });
+    return rest.replace(`${JSON.stringify(list)}:[]`, `${JSON.stringify(list)}:${array}`);
+  };
+  const chunks: string[] = [];
+  let parts: string[] = [];
+  let bytes = 0;
+  for (const element of elements) {
+    const json = JSON.stringify(element);
+    const size = Buffer.byteLength(json) + 1;
+    if (parts.length > 0 && bytes + size > budget) {
+      chunks.push(wrap(parts));
+      parts = [];
+      bytes = 0;
+    }
+    parts.push(json);
+    bytes += size;
+  }
+  chunks.push(wrap(parts));
+  return chunks;
 }

@@ -1,4 +1,5 @@
 import type { WorkItem } from "../contract/ecc/board.js";
+import { workItemLane } from "../contract/ecc/lanes.js";
 import { hasTable, type StateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
 
@@ -7,8 +8,6 @@ import { WorkItemsStore } from "../store/work-items.js";
 
 /** ECC's window of recent skill runs the summary is computed over. */
 const SKILL_WINDOW = 20;
-const CLOSED = new Set(["done", "closed", "resolved", "merged", "cancelled"]);
-const ATTENTION = new Set(["blocked", "needs-review", "failed", "stalled"]);
 const SUCCESS = new Set(["success", "succeeded", "passed"]);
 const FAILURE = new Set(["failure", "failed", "error"]);
 
@@ -136,13 +135,14 @@ export function readStatus(
     let closed = 0;
     let attention = 0;
     if (has("work_items")) {
-      for (const r of all(
-        "SELECT lower(status) AS status, count(*) AS n FROM work_items GROUP BY lower(status)",
-      )) {
+      // ECC's classes are the board's lanes: done is closed, blocked needs
+      // attention (and still counts as open).
+      for (const r of all("SELECT status, count(*) AS n FROM work_items GROUP BY status")) {
         const n = r.n as number;
+        const lane = workItemLane(r.status as string);
         total += n;
-        if (CLOSED.has(r.status as string)) closed += n;
-        else if (ATTENTION.has(r.status as string)) attention += n;
+        if (lane === "done") closed += n;
+        else if (lane === "blocked") attention += n;
       }
     }
     const items = has("work_items") ? new WorkItemsStore(store!.db).recent(limit) : [];

@@ -79,7 +79,9 @@ export class EccSessionsStore {
 }
 
 /** The harness a session runs in, as far as the instance can tell: a
- * transcript it accepted lives in a Claude Code config home. */
-export function harnessOf(s: MirroredSession): string {
+ * transcript it accepted lives in a Claude Code config home. The one place
+ * this guess is made (snapshot rows, ECC's sessions table, the HUD). */
+export function harnessOf(s: { transcript_path?: string } | undefined): "claude-code" | "unknown" {
+  if (s === undefined) return "unknown";
   return s.transcript_path !== undefined ? "claude-code" : "unknown";
 }

@@ -1,4 +1,5 @@
 import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
+import { isDoneStatus } from "../contract/ecc/lanes.js";
 import type { Db } from "./database.js";
 
 interface Row {
@@ -54,7 +55,6 @@ export class WorkItemsStore {
   private readonly upsert_;
   private readonly recent_;
   private readonly counts_;
-  private readonly assignment_;
   private readonly changedSince_;
 
   constructor(db: Db) {
@@ -68,13 +68,15 @@ export class WorkItemsStore {
          updated_at = excluded.updated_at`,
     );
     this.recent_ = db.prepare("SELECT * FROM work_items ORDER BY updated_at DESC, id DESC LIMIT ?");
-    this.counts_ = db.prepare("SELECT status, count(*) AS n FROM work_items GROUP BY status");
-    this.assignment_ = db.prepare(
-      `SELECT CASE WHEN owner IS NULL OR owner = '' THEN 'unassigned'
-                   WHEN json_extract(metadata, '$.assigneeKind') = 'agent' THEN 'agent'
-                   ELSE 'human' END AS kind, count(*) AS n
-       FROM work_items WHERE lower(status) NOT IN ('done', 'closed', 'resolved', 'merged', 'cancelled')
-       GROUP BY kind`,
+    // One grouped pass: per status, per assignee kind. Which statuses are done
+    // is the board's rule (lanes.ts), applied to the groups in code; the kind
+    // follows `snapshotItem`: no owner = unassigned, else metadata's kind
+    // (agent), else human.
+    this.counts_ = db.prepare(
+      `SELECT status, CASE WHEN owner IS NULL OR owner = '' THEN 'unassigned'
+                           WHEN json_extract(metadata, '$.assigneeKind') = 'agent' THEN 'agent'
+                           ELSE 'human' END AS kind, count(*) AS n
+       FROM work_items GROUP BY status, kind`,
     );
     this.changedSince_ = db.prepare(
       "SELECT * FROM work_items WHERE updated_at > ? ORDER BY updated_at, id LIMIT 1000",
@@ -126,15 +128,15 @@ export class WorkItemsStore {
 
   counts(): StatusCounts {
     const byStatus = new Map<string, number>();
-    let total = 0;
-    for (const r of this.counts_.all() as { status: string; n: number }[]) {
-      byStatus.set(r.status, r.n);
-      total += r.n;
+    const out = { total: 0, byStatus, agent: 0, human: 0, unassigned: 0 };
+    type Group = { status: string; kind: "agent" | "human" | "unassigned"; n: number };
+    for (const r of this.counts_.all() as Group[]) {
+      byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + r.n);
+      out.total += r.n;
+      // Done items need no owner: assignment counts only open ones.
+      if (!isDoneStatus(r.status)) out[r.kind] += r.n;
     }
-    const a = { agent: 0, human: 0, unassigned: 0 };
-    for (const r of this.assignment_.all() as { kind: keyof typeof a; n: number }[])
-      a[r.kind] = r.n;
-    return { total, byStatus, ...a };
+    return out;
   }
 
   /** Items changed after an instant (ISO), oldest first, for live watchers. */

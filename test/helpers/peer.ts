@@ -85,9 +85,10 @@ export class Peer {
     return this.client.request(op, args, id);
   }
 
-  /** Send raw text; `op` names the request for reply validation. */
-  raw(text: string, requestId?: string, op?: string): void {
-    if (requestId !== undefined && op !== undefined) this.ops.set(requestId, op);
+  /** Send raw text; `ops` names its requests (request_id → op) so their
+   * replies are validated too. */
+  raw(text: string, ops: Record<string, string> = {}): void {
+    for (const [id, op] of Object.entries(ops)) this.ops.set(id, op);
     this.client.sendRaw(text);
   }
 

@@ -256,7 +256,7 @@ describe("bad frames", () => {
         if ((p as { request_id?: string }).request_id === "big") resolve(p);
       }),
     );
-    peer.raw(`${head}${value}${tail}\n`, "big", "kv_write");
+    peer.raw(`${head}${value}${tail}\n`, { big: "kv_write" });
     expect(await reply).toMatchObject({ ok: true });
     peer.close();
   });
@@ -335,28 +335,22 @@ describe("concurrency on one connection", () => {
     // A held message waits for its commit; a ping does not. Sent in one write,
     // the ping is answered first.
     const order: string[] = [];
-    peer.client.onLine((_l, parsed) => {
-      const id = (parsed as { request_id?: string }).request_id;
-      if (id === "slow" || id === "fast") order.push(id);
-    });
+    const both = new Promise<void>((resolve) =>
+      peer.client.onLine((_l, parsed) => {
+        const id = (parsed as { request_id?: string }).request_id;
+        if (id === "slow" || id === "fast") order.push(id);
+        if (order.length === 2) resolve();
+      }),
+    );
     const sid = newSid();
     const holder = await Peer.unix(inst.socket);
     await holder.helloSession(sid);
     peer.raw(
       `${JSON.stringify({ op: "message_send", request_id: "slow", to: sid, text: "held" })}\n` +
         `${JSON.stringify({ op: "instance_ping", request_id: "fast" })}\n`,
-      "slow",
-      "message_send",
+      { slow: "message_send", fast: "instance_ping" },
     );
-    peer.raw("", "fast", "instance_ping");
-    await new Promise<void>((resolve) => {
-      const check = peer.client.onLine(() => {
-        if (order.length === 2) {
-          check();
-          resolve();
-        }
-      });
-    });
+    await both;
     expect(order).toEqual(["fast", "slow"]);
     for (const p of [peer, holder]) p.close();
   });

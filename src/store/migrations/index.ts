@@ -3,6 +3,7 @@ import { m0001Instance } from "./0001-instance.js";
 import { m0002EccState } from "./0002-ecc-state.js";
 import { m0003WorkItems } from "./0003-work-items.js";
 import { m0004CheckRuns } from "./0004-check-runs.js";
+import { m0005InboxHeldAge } from "./0005-inbox-held-age.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -10,4 +11,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0002EccState,
   m0003WorkItems,
   m0004CheckRuns,
+  m0005InboxHeldAge,
 ];
