@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { CliError } from "./cli/common.js";
+import { ContractError } from "./contract/errors.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the
@@ -30,13 +30,16 @@ export function loadConfig(path: string): CcmsgConfig {
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new CliError("invalid_args", `config ${path}: cannot read: ${(error as Error).message}`);
+    throw new ContractError(
+      "invalid_args",
+      `config ${path}: cannot read: ${(error as Error).message}`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CliError(
+    throw new ContractError(
       "invalid_args",
       `config ${path}: not valid JSON: ${(error as Error).message}`,
     );
@@ -44,10 +47,10 @@ export function loadConfig(path: string): CcmsgConfig {
   return checkConfig(value, path);
 }
 
-/** The config a parsed document describes, or a CliError naming the key. */
+/** The config a parsed document describes, or a ContractError naming the key. */
 export function checkConfig(value: unknown, path: string): CcmsgConfig {
   const bad = (key: string, why: string) =>
-    new CliError("invalid_args", `config ${path}: ${key}: ${why}`);
+    new ContractError("invalid_args", `config ${path}: ${key}: ${why}`);
   if (!isObject(value)) throw bad("(top level)", "must be a JSON object");
   for (const key of Object.keys(value)) {
     if (!KNOWN_KEYS.includes(key)) throw bad(key, `unknown key (known: ${KNOWN_KEYS.join(", ")})`);

@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
+import { ContractError, type FailureCode } from "../contract/errors.js";
 import { openStateStore, type StateStore } from "../store/state-store.js";
-import { BoardError, claimWorkItem, moveWorkItem, upsertWorkItem } from "./board.js";
+import { claimWorkItem, moveWorkItem, upsertWorkItem } from "./board.js";
 
 /** What the runner sends: one mutation against one database. */
 export interface MutationRequest {
@@ -11,10 +12,12 @@ export interface MutationRequest {
   busyTimeoutMs?: number;
 }
 
-/** What the worker answers, only after the mutation's transaction closed. */
+/** What the worker answers, only after the mutation's transaction closed. A
+ * failure crosses the thread as the plain fields of its `ContractError`
+ * (anything else became `internal_error`, 500); the runner rebuilds it. */
 export type MutationResponse =
   | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: { message: string; code: string; invalid: boolean } };
+  | { id: number; ok: false; error: { message: string; code: FailureCode; status?: number } };
 
 // A long-lived mutation worker: it keeps one store per database open and runs
 // one mutation at a time, each as one transaction. It is never terminated
@@ -38,14 +41,14 @@ parentPort!.on("message", (m: MutationRequest) => {
           : upsertWorkItem(store, a as never);
     response = { id: m.id, ok: true, result };
   } catch (error) {
-    const e = error as { message?: unknown; code?: unknown; name?: unknown };
+    const known = error instanceof ContractError;
     response = {
       id: m.id,
       ok: false,
       error: {
-        message: String(e?.message ?? error).slice(0, 1024),
-        code: String(e?.code ?? e?.name ?? "Error").slice(0, 128),
-        invalid: error instanceof BoardError,
+        message: String((error as { message?: unknown })?.message ?? error).slice(0, 1024),
+        code: known ? error.code : "internal_error",
+        status: known ? error.status : 500,
       },
     };
   }

@@ -11,6 +11,7 @@ import {
   snapshotItem,
   workItemLane,
 } from "../contract/ecc/lanes.js";
+import { type ContractError, contractError } from "../contract/errors.js";
 import type { StateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
 
@@ -18,9 +19,16 @@ import { WorkItemsStore } from "../store/work-items.js";
 // transaction — read, check, write — taken with BEGIN IMMEDIATE, so a claim
 // is atomic across every process sharing the file.
 
-/** An invalid mutation: the caller's fault, answered 400 / exit 1. */
-export class BoardError extends Error {
-  override readonly name = "BoardError";
+/** An invalid mutation: the caller's fault, `invalid_args`, answered 400 /
+ * exit 1. */
+function invalid(msg: string): ContractError {
+  return contractError("invalid_args", msg, { status: 400 });
+}
+
+/** The named item does not exist: `not_found` for the CLI, yet 400 over HTTP,
+ * as ECC's control pane answers it. */
+function notFound(id: string): ContractError {
+  return contractError("not_found", `work item ${id} not found`, { status: 400 });
 }
 
 /** How many recently updated items a claim without an id chooses among. */
@@ -55,20 +63,18 @@ function asObject(value: unknown): Record<string, unknown> {
  */
 export function claimWorkItem(store: StateStore, args: ClaimArgs): ClaimResult {
   const owner = args.owner?.trim();
-  if (!owner) throw new BoardError("claim requires an owner");
+  if (!owner) throw invalid("claim requires an owner");
   if (args.as !== undefined && !(ASSIGNEE_KINDS as readonly string[]).includes(args.as)) {
-    throw new BoardError("as must be 'agent' or 'human'");
+    throw invalid("as must be 'agent' or 'human'");
   }
   const items = new WorkItemsStore(store.db);
   return store.write(() => {
     let target: WorkItem | undefined;
     if (args.id !== undefined) {
       target = items.get(args.id);
-      if (target === undefined) throw new BoardError(`work item ${args.id} not found`);
-      if (isDoneStatus(target.status))
-        throw new BoardError(`work item ${args.id} is ${target.status}`);
-      if (target.owner && target.owner !== owner)
-        throw new BoardError(`already owned by ${target.owner}`);
+      if (target === undefined) throw notFound(args.id);
+      if (isDoneStatus(target.status)) throw invalid(`work item ${args.id} is ${target.status}`);
+      if (target.owner && target.owner !== owner) throw invalid(`already owned by ${target.owner}`);
     } else {
       const open = items.recent(CLAIM_WINDOW).filter((i) => !i.owner && !isDoneStatus(i.status));
       // A stable sort keeps newest-first order among equal priorities.
@@ -100,15 +106,15 @@ export function moveWorkItem(
   id: string,
   laneName: unknown,
 ): { moved: true; item: WorkItem } {
-  if (typeof id !== "string" || id === "") throw new BoardError("move requires an id");
+  if (typeof id !== "string" || id === "") throw invalid("move requires an id");
   const lane = typeof laneName === "string" ? laneName.trim().toLowerCase() : "";
   if (!(LANES as readonly string[]).includes(lane)) {
-    throw new BoardError(`invalid lane: ${String(laneName)} (one of ${LANES.join(", ")})`);
+    throw invalid(`invalid lane: ${String(laneName)} (one of ${LANES.join(", ")})`);
   }
   const items = new WorkItemsStore(store.db);
   return store.write(() => {
     const existing = items.get(id);
-    if (existing === undefined) throw new BoardError(`work item ${id} not found`);
+    if (existing === undefined) throw notFound(id);
     const item = items.put({ ...existing, status: laneStatus(lane as Lane), updatedAt: nowIso() });
     return { moved: true, item };
   });
@@ -119,8 +125,7 @@ export function upsertWorkItem(store: StateStore, input: WorkItemInput): WorkIte
   const items = new WorkItemsStore(store.db);
   const id = input.id ?? `wi-${randomBytes(4).toString("hex")}`;
   return store.write(() => {
-    if (items.get(id) === undefined && !input.title)
-      throw new BoardError("a new work item needs a title");
+    if (items.get(id) === undefined && !input.title) throw invalid("a new work item needs a title");
     return items.upsert({ ...input, id }, nowIso());
   });
 }

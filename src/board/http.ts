@@ -5,17 +5,16 @@ import {
   type ControlPaneSnapshot,
   MoveRequest,
   type SnapshotSession,
-  STATE_STORE_BUSY,
   type WorkItem,
   WorkItemInput,
   type WorkItemsSummary,
 } from "../contract/ecc/board.js";
-import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
+import { ContractError, STATE_STORE_BUSY } from "../contract/errors.js";
+import { harnessOf, type LastLiveSession, lostStateOf, type PeerInfo } from "../contract/peers.js";
 import { validationErrors } from "../contract/validate.js";
-import { harnessOf } from "../store/ecc-sessions.js";
 import type { StateStore } from "../store/state-store.js";
 import { boardSummary } from "./board.js";
-import { MutationAdmissionError, MutationFailedError, type MutationRunner } from "./runner.js";
+import type { MutationRunner } from "./runner.js";
 
 export interface ControlPaneDeps {
   /** The instance's store, read on the main thread (WAL readers never wait). */
@@ -40,11 +39,26 @@ const SNAPSHOT_ITEMS = 100;
 export const controlPaneMetrics = { received: 0, disconnected: 0 };
 
 /**
- * The control-pane API (ecc-surfaces §5.2) on the instance's HTTP server.
- * Health and snapshot stay on the main thread and never wait for the write
- * lock; claims, moves and upserts run on the mutation runner's workers.
+ * The control-pane API (ecc-surfaces §5.2) as an encapsulated Fastify plugin:
+ * `app.register(controlPanePlugin, deps)`. Its body parser, 64 KiB body
+ * limit, error and not-found handlers live under `/api` only and never reach
+ * sibling routes. Health and snapshot stay on the main thread and never wait
+ * for the write lock; claims, moves and upserts run on the mutation runner's
+ * workers.
  */
-export function controlPaneRoutes(app: FastifyInstance, deps: ControlPaneDeps): void {
+export async function controlPanePlugin(app: FastifyInstance, deps: ControlPaneDeps) {
+  // The prefix gives the API its own not-found handler (Fastify allows one
+  // per prefix); everything else stays with the encapsulating context.
+  await app.register(
+    (api, _opts, done) => {
+      routes(api, deps);
+      done();
+    },
+    { prefix: "/api" },
+  );
+}
+
+function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
   // ECC answers every body with `{ ok: false, error }`, malformed JSON too.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -60,16 +74,19 @@ export function controlPaneRoutes(app: FastifyInstance, deps: ControlPaneDeps): 
       }
     },
   );
-  app.setErrorHandler((error: { statusCode?: number; message: string }, _req, reply) => {
-    const status =
-      error.statusCode && error.statusCode >= 400 && error.statusCode < 500
-        ? error.statusCode
-        : 500;
-    return json(reply, status, { ok: false, error: error.message });
-  });
+  app.setErrorHandler(
+    (error: ContractError | { statusCode?: number; message: string }, _req, reply) => {
+      // STATE_STORE_BUSY: 503, retry in a second, and the code for clients.
+      if (error instanceof ContractError && error.code === STATE_STORE_BUSY) {
+        reply.header("retry-after", "1");
+        return json(reply, statusOf(error), { ok: false, code: error.code, error: error.message });
+      }
+      return json(reply, statusOf(error), { ok: false, error: error.message });
+    },
+  );
   app.setNotFoundHandler((_req, reply) => json(reply, 404, { ok: false, error: "not found" }));
 
-  app.get("/api/health", async (_req, reply) =>
+  app.get("/health", async (_req, reply) =>
     json(reply, 200, {
       ok: true,
       repoRoot: null,
@@ -79,7 +96,7 @@ export function controlPaneRoutes(app: FastifyInstance, deps: ControlPaneDeps): 
     }),
   );
 
-  app.get("/api/snapshot", async (req, reply) => {
+  app.get("/snapshot", async (req, reply) => {
     const raw = Number((req.query as { limit?: string }).limit ?? SNAPSHOT_LIMIT_DEFAULT);
     const limit = Number.isFinite(raw)
       ? Math.min(SNAPSHOT_LIMIT_MAX, Math.max(1, Math.trunc(raw)))
@@ -90,14 +107,14 @@ export function controlPaneRoutes(app: FastifyInstance, deps: ControlPaneDeps): 
   // Read-only refuses before the body is read and before any database work.
   const mutation = { bodyLimit: BODY_LIMIT, onRequest: refuseWhenReadOnly(deps.readOnly) };
 
-  app.post("/api/work-items", mutation, async (req, reply) => {
+  app.post("/work-items", mutation, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const invalid = validationErrors(WorkItemInput, body);
     if (invalid.length > 0) return json(reply, 400, { ok: false, error: invalid.join("; ") });
     return mutate(deps, reply, "upsert", body, (item) => ({ ok: true, item }));
   });
 
-  app.post("/api/work-items/:id/claim", mutation, async (req, reply) => {
+  app.post("/work-items/:id/claim", mutation, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const invalid = validationErrors(ClaimRequest, body);
     if (invalid.length > 0) return json(reply, 400, { ok: false, error: describe(invalid, body) });
@@ -108,7 +125,7 @@ export function controlPaneRoutes(app: FastifyInstance, deps: ControlPaneDeps): 
     }));
   });
 
-  app.post("/api/work-items/:id/move", mutation, async (req, reply) => {
+  app.post("/work-items/:id/move", mutation, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (validationErrors(MoveRequest, body).length > 0) {
       return json(reply, 400, {
@@ -124,6 +141,19 @@ export function controlPaneRoutes(app: FastifyInstance, deps: ControlPaneDeps): 
   });
 }
 
+/**
+ * The HTTP status of a failure: a ContractError carries its own (400 for a
+ * refused mutation, 503 for STATE_STORE_BUSY); a ContractError without one is
+ * ours, 500. Fastify's own errors keep a 4xx they carry (400 malformed JSON,
+ * 413 body too large); anything else is 500.
+ */
+function statusOf(error: ContractError | { statusCode?: number }): number {
+  if (error instanceof ContractError)
+    return error.status ?? (error.code === STATE_STORE_BUSY ? 503 : 500);
+  const status = error.statusCode;
+  return status !== undefined && status >= 400 && status < 500 ? status : 500;
+}
+
 function refuseWhenReadOnly(readOnly: boolean) {
   return async (_req: FastifyRequest, reply: FastifyReply) => {
     if (readOnly)
@@ -134,7 +164,9 @@ function refuseWhenReadOnly(readOnly: boolean) {
   };
 }
 
-/** Admission, then the worker; the reply maps the outcome to ECC's statuses. */
+/** Admission, then the worker. A failure — STATE_STORE_BUSY at admission or
+ * from the worker, a refused mutation, anything else — is thrown to the
+ * plugin's error handler, which answers by the error's status and code. */
 async function mutate(
   deps: ControlPaneDeps,
   reply: FastifyReply,
@@ -143,13 +175,7 @@ async function mutate(
   ok: (result: unknown) => object,
 ) {
   controlPaneMetrics.received++;
-  let running: Promise<unknown>;
-  try {
-    running = deps.runner.run(deps.store.path, action, args);
-  } catch (error) {
-    if (error instanceof MutationAdmissionError) return busyReply(reply, error.message);
-    throw error;
-  }
+  const running = deps.runner.run(deps.store.path, action, args);
   // A client that goes away keeps its slot until the mutation has finished.
   // Watched on this response (not the keep-alive socket, which many requests
   // share): `close` before the response finished means the client left.
@@ -168,17 +194,8 @@ async function mutate(
     return json(reply, 200, ok(result));
   } catch (error) {
     if (gone) return reply;
-    if (error instanceof MutationFailedError && error.code === STATE_STORE_BUSY)
-      return busyReply(reply, error.message);
-    if (error instanceof MutationFailedError && error.invalid)
-      return json(reply, 400, { ok: false, error: error.message });
     throw error;
   }
-}
-
-function busyReply(reply: FastifyReply, message: string) {
-  reply.header("retry-after", "1");
-  return json(reply, 503, { ok: false, code: STATE_STORE_BUSY, error: message });
 }
 
 /** ECC's JSON responses: pretty-printed, a trailing newline, never cached. */
@@ -219,7 +236,7 @@ function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
   const { peers, last_live } = deps.sessions();
   const rows: SnapshotSession[] = [
     ...peers.map((p) => sessionRow(p.sid, p.state ?? "live", p, p.last_activity_at)),
-    ...last_live.map((l) => sessionRow(l.sid, l.state ?? "disappeared", l, l.last_seen_at)),
+    ...last_live.map((l) => sessionRow(l.sid, lostStateOf(l), l, l.last_seen_at)),
   ];
   const count = (state: string) => rows.filter((s) => s.state === state).length;
   // Every connected session is listed; `limit` bounds the lately lost ones

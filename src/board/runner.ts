@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { type ContractError, contractError, STATE_STORE_BUSY } from "../contract/errors.js";
 import type { MutationRequest, MutationResponse } from "./board-worker.js";
 
 /** At most this many board mutations are in flight in one process — one limit
@@ -7,26 +8,14 @@ export const MAX_MUTATIONS = 2;
 
 let active = 0;
 
-/** Both slots are taken: answered at once (HTTP 503 + Retry-After), never
- * queued and never run later. */
-export class MutationAdmissionError extends Error {
-  override readonly name = "MutationAdmissionError";
-  readonly code = "STATE_STORE_BUSY";
-  constructor() {
-    super("too many work-item mutations are running; retry shortly");
-  }
-}
-
-/** A mutation the worker refused or could not finish. */
-export class MutationFailedError extends Error {
-  override readonly name = "MutationFailedError";
-  constructor(
-    message: string,
-    readonly code: string,
-    readonly invalid: boolean,
-  ) {
-    super(message);
-  }
+/** Both slots are taken: `STATE_STORE_BUSY`, answered at once (HTTP 503 +
+ * Retry-After), never queued and never run later. */
+function admissionRefused(): ContractError {
+  return contractError(
+    STATE_STORE_BUSY,
+    "too many work-item mutations are running; retry shortly",
+    { status: 503 },
+  );
 }
 
 export interface RunnerMetrics {
@@ -65,8 +54,9 @@ export class MutationRunner {
 
   constructor(private readonly busyTimeoutMs?: number) {}
 
-  /** Take a slot and run; throws `MutationAdmissionError` synchronously
-   * (before any work) when both slots are taken. */
+  /** Take a slot and run; throws `STATE_STORE_BUSY` synchronously (before
+   * any work) when both slots are taken. A mutation the worker refused or
+   * could not finish rejects with the worker's `ContractError`, rebuilt. */
   run(
     dbPath: string,
     action: MutationRequest["action"],
@@ -74,7 +64,7 @@ export class MutationRunner {
   ): Promise<unknown> {
     if (active >= MAX_MUTATIONS) {
       this.metrics.rejected++;
-      throw new MutationAdmissionError();
+      throw admissionRefused();
     }
     active++;
     this.metrics.active++;
@@ -118,7 +108,7 @@ export class MutationRunner {
       slot.current = undefined;
       if (current !== undefined) {
         this.release();
-        current.reject(new MutationFailedError(`mutation worker ${why}`, "WORKER_EXITED", false));
+        current.reject(contractError("internal_error", `mutation worker ${why}`, { status: 500 }));
       }
     };
     worker.on("error", (e) => fail(`failed: ${e.message}`));
@@ -133,7 +123,7 @@ export class MutationRunner {
     slot.current = undefined;
     this.release();
     if (m.ok) current.resolve(m.result);
-    else current.reject(new MutationFailedError(m.error.message, m.error.code, m.error.invalid));
+    else current.reject(contractError(m.error.code, m.error.message, { status: m.error.status }));
   }
 
   private release(): void {

@@ -1,10 +1,11 @@
 import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
 import { LANES, workItemLane } from "../contract/ecc/lanes.js";
+import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
-import { openStateStore, StoreBusyError } from "../store/state-store.js";
+import { openStateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
-import { CliError, parse, print, sessionId } from "./common.js";
 import type { Command } from "./main.js";
+import { parse, print, sessionId } from "./options.js";
 
 const USAGE = "ccmsg board add|list|show|claim|move|update … [--db PATH]";
 
@@ -44,12 +45,15 @@ export const board: Command = async (argv) => {
       case "update": {
         const id = verb === "update" ? positionals[0] : values.id;
         if (verb === "update" && id === undefined)
-          throw new CliError("invalid_args", "usage: ccmsg board update <id> [--title …]");
+          throw new ContractError("invalid_args", "usage: ccmsg board update <id> [--title …]");
         if (verb === "update" && new WorkItemsStore(store.db).get(id!) === undefined) {
-          throw new CliError("not_found", `work item ${id} not found`);
+          throw new ContractError("not_found", `work item ${id} not found`);
         }
         if (verb === "add" && values.title === undefined)
-          throw new CliError("invalid_args", "usage: ccmsg board add --title <t> [--priority p] …");
+          throw new ContractError(
+            "invalid_args",
+            "usage: ccmsg board add --title <t> [--priority p] …",
+          );
         const item = rules.upsertWorkItem(store, input(values, id));
         print(values, { item }, () => line(item));
         return;
@@ -57,9 +61,9 @@ export const board: Command = async (argv) => {
       case "list": {
         const limit = values.limit === undefined ? 20 : Number(values.limit);
         if (!Number.isInteger(limit) || limit < 1)
-          throw new CliError("invalid_args", "--limit must be a positive integer");
+          throw new ContractError("invalid_args", "--limit must be a positive integer");
         if (values.lane !== undefined && !(LANES as readonly string[]).includes(values.lane)) {
-          throw new CliError("invalid_args", `--lane must be one of ${LANES.join(", ")}`);
+          throw new ContractError("invalid_args", `--lane must be one of ${LANES.join(", ")}`);
         }
         const summary = rules.boardSummary(store, values.lane === undefined ? limit : 100);
         const items = summary.items
@@ -77,9 +81,10 @@ export const board: Command = async (argv) => {
       }
       case "show": {
         const id = positionals[0];
-        if (id === undefined) throw new CliError("invalid_args", "usage: ccmsg board show <id>");
+        if (id === undefined)
+          throw new ContractError("invalid_args", "usage: ccmsg board show <id>");
         const item = new WorkItemsStore(store.db).get(id);
-        if (item === undefined) throw new CliError("not_found", `work item ${id} not found`);
+        if (item === undefined) throw new ContractError("not_found", `work item ${id} not found`);
         print(values, { item }, () => `${line(item)}\n${JSON.stringify(item, null, 2)}`);
         return;
       }
@@ -88,7 +93,10 @@ export const board: Command = async (argv) => {
         const sid = sessionId(values);
         const owner = values.owner ?? sid;
         if (owner === undefined)
-          throw new CliError("invalid_args", "claim requires --owner (or run it inside a session)");
+          throw new ContractError(
+            "invalid_args",
+            "claim requires --owner (or run it inside a session)",
+          );
         const result = rules.claimWorkItem(store, {
           id: positionals[0],
           owner,
@@ -106,23 +114,17 @@ export const board: Command = async (argv) => {
       case "move": {
         const [id, lane] = positionals;
         if (id === undefined || lane === undefined)
-          throw new CliError("invalid_args", `usage: ccmsg board move <id> <${LANES.join("|")}>`);
+          throw new ContractError(
+            "invalid_args",
+            `usage: ccmsg board move <id> <${LANES.join("|")}>`,
+          );
         const result = rules.moveWorkItem(store, id, lane);
         print(values, result, () => `moved ${line(result.item)}`);
         return;
       }
       default:
-        throw new CliError("invalid_args", `usage: ${USAGE}`);
+        throw new ContractError("invalid_args", `usage: ${USAGE}`);
     }
-  } catch (error) {
-    if (error instanceof rules.BoardError) {
-      throw new CliError(
-        error.message.endsWith("not found") ? "not_found" : "invalid_args",
-        error.message,
-      );
-    }
-    if (error instanceof StoreBusyError) throw new CliError(error.code, error.message);
-    throw error;
   } finally {
     store.close();
   }
@@ -152,7 +154,7 @@ function input(
     try {
       out.metadata = JSON.parse(s("metadata-json")!);
     } catch {
-      throw new CliError("invalid_args", "--metadata-json is not valid JSON");
+      throw new ContractError("invalid_args", "--metadata-json is not valid JSON");
     }
   }
   return out;

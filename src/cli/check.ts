@@ -1,11 +1,12 @@
 import { mkdirSync } from "node:fs";
 import { loadConfig } from "../config.js";
+import { ContractError } from "../contract/errors.js";
 import { runCheck } from "../hud/check-runner.js";
-import { gitUnavailableReason, probeGit } from "../hud/git.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
+import { gitUnavailableReason, probeGit } from "../probes/git.js";
 import type { CheckRun } from "../store/check-runs.js";
-import { CliError, parse, print, wantsJson } from "./common.js";
 import type { Command } from "./main.js";
+import { parse, print, wantsJson } from "./options.js";
 
 const USAGE = "ccmsg check run [--name n]";
 
@@ -15,24 +16,24 @@ const USAGE = "ccmsg check run [--name n]";
 export const check: Command = async (argv) => {
   const { values, positionals } = parse(argv, { name: { type: "string" } }, USAGE);
   if (positionals[0] !== "run" || positionals.length > 1)
-    throw new CliError("invalid_args", `usage: ${USAGE}`);
+    throw new ContractError("invalid_args", `usage: ${USAGE}`);
   const path = configFile(undefined);
   const checks = loadConfig(path).checks ?? [];
   if (checks.length === 0)
-    throw new CliError(
+    throw new ContractError(
       "invalid_args",
       `no checks configured: add "checks": [{"name": "test", "command": "npm test"}] to ${path}`,
     );
   const selected =
     values.name === undefined ? checks : checks.filter((c) => c.name === values.name);
   if (selected.length === 0)
-    throw new CliError(
+    throw new ContractError(
       "invalid_args",
       `no check named "${values.name}" (configured: ${checks.map((c) => c.name).join(", ")})`,
     );
   const git = await probeGit(process.cwd(), { timeoutMs: 5000 });
   if (git.state !== "ok")
-    throw new CliError(
+    throw new ContractError(
       "capability_unavailable",
       `check: ${gitUnavailableReason(git.state, process.cwd())}`,
     );

@@ -1,16 +1,18 @@
 import { readFileSync } from "node:fs";
 import { Client } from "../client/client.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
+import { ContractError } from "../contract/errors.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../paths.js";
-import { CliError, parse, print, startDaemon } from "./common.js";
+import { startDaemon } from "./connect.js";
 import type { Command } from "./main.js";
+import { parse, print } from "./options.js";
 
 const USAGE = "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off]";
 
 export const daemon: Command = async (argv) => {
   const [verb, ...rest] = argv;
   const action = verb === undefined ? undefined : ACTIONS[verb];
-  if (action === undefined) throw new CliError("invalid_args", `usage: ${USAGE}`);
+  if (action === undefined) throw new ContractError("invalid_args", `usage: ${USAGE}`);
   await action(rest);
 };
 
@@ -28,7 +30,6 @@ const ACTIONS: Record<string, Command> = {
     const stateDir = resolveStateDir(values["state-dir"]);
     const asked = values.http ?? process.env.CCMSG_HTTP;
     const { startInstance } = await import("../instance/server.js");
-    const { AlreadyRunningError } = await import("../instance/lock.js");
     const start = (http: string | null) =>
       startInstance({
         stateDir,
@@ -38,19 +39,14 @@ const ACTIONS: Record<string, Command> = {
       });
     let instance: Awaited<ReturnType<typeof startInstance>>;
     try {
-      try {
-        instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
-      } catch (error) {
-        // The default port may be taken (another instance, another tool): a
-        // person who did not ask for it still gets an instance, on the socket.
-        if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
-          throw error;
-        process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
-        instance = await start(null);
-      }
+      instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
     } catch (error) {
-      if (error instanceof AlreadyRunningError) throw new CliError("internal_error", error.message);
-      throw error;
+      // The default port may be taken (another instance, another tool): a
+      // person who did not ask for it still gets an instance, on the socket.
+      if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
+        throw error;
+      process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
+      instance = await start(null);
     }
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       process.once(signal, () => void instance.stop(signal));
@@ -69,7 +65,8 @@ const ACTIONS: Record<string, Command> = {
     const already = await status(stateDir);
     if (already === undefined) await startDaemon(stateDir, values.http);
     const now = await status(stateDir);
-    if (now === undefined) throw new CliError("instance_unreachable", "the instance did not start");
+    if (now === undefined)
+      throw new ContractError("instance_unreachable", "the instance did not start");
     print(
       values,
       { started: already === undefined, ...now },
@@ -101,7 +98,8 @@ const ACTIONS: Record<string, Command> = {
     await stopInstance(stateDir);
     await startDaemon(stateDir, values.http);
     const now = await status(stateDir);
-    if (now === undefined) throw new CliError("instance_unreachable", "the instance did not start");
+    if (now === undefined)
+      throw new ContractError("instance_unreachable", "the instance did not start");
     print(
       values,
       { restarted: true, ...now },
@@ -129,12 +127,7 @@ async function status(stateDir: string): Promise<Status | undefined> {
     return undefined;
   }
   try {
-    const ping = await client.call<{
-      instance: string;
-      pid: number;
-      started_at: number;
-      clients: number;
-    }>("instance_ping");
+    const ping = await client.call("instance_ping");
     let http: string | null = null;
     try {
       http = (JSON.parse(readFileSync(files.instanceJson, "utf8")) as { http: string | null }).http;
@@ -168,5 +161,5 @@ async function stopInstance(stateDir: string): Promise<boolean> {
     }
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new CliError("internal_error", `instance pid ${s.pid} did not exit within 10 s`);
+  throw new ContractError("internal_error", `instance pid ${s.pid} did not exit within 10 s`);
 }

@@ -3,8 +3,8 @@ import { dirname } from "node:path";
 import { collectHud } from "../hud/collect.js";
 import { renderHud } from "../hud/render.js";
 import { claudeConfigHome, configFile, resolveStateDir } from "../paths.js";
-import { parse, wantsJson } from "./common.js";
 import type { Command } from "./main.js";
+import { parse, wantsJson } from "./options.js";
 
 /** `ccmsg hud [--sid s] [--json] [--write path]` — the `ecc.hud-status.v1`
  * payload for a session: the calling one, else the most recently active. */

@@ -1,6 +1,8 @@
+import { ContractError } from "../contract/errors.js";
 import type { KvEntry } from "../contract/kv.js";
-import { CliError, callAs, connectInstance, greet, parse, print, sessionId } from "./common.js";
+import { callAs, connectInstance, greet } from "./connect.js";
 import type { Command } from "./main.js";
+import { parse, print, sessionId } from "./options.js";
 
 const USAGE =
   "ccmsg kv get <ns> <key> | set <ns> <key> <value> [--string] | del <ns> <key> | list <ns>";
@@ -10,19 +12,21 @@ const USAGE =
 export const kv: Command = async (argv) => {
   const { values, positionals } = parse(argv, { string: { type: "boolean" } }, USAGE);
   const [verb, ns, key, ...rest] = positionals;
-  if (ns === undefined) throw new CliError("invalid_args", `usage: ${USAGE}`);
+  if (ns === undefined || (verb !== "list" && key === undefined)) {
+    throw new ContractError("invalid_args", `usage: ${USAGE}`);
+  }
   const client = await connectInstance(values);
   const sid = sessionId(values);
   try {
     switch (verb) {
       case "get": {
-        const r = await callAs(client, sid, "kv_read", { ns, key });
+        const r = await callAs(client, sid, "kv_read", { ns, key: key ?? "" });
         print(values, r, () => JSON.stringify(r.value, null, 2));
         return;
       }
       case "set": {
         if (key === undefined || rest.length === 0)
-          throw new CliError("invalid_args", `usage: ${USAGE}`);
+          throw new ContractError("invalid_args", `usage: ${USAGE}`);
         const text = rest.join(" ");
         const r = await callAs(client, sid, "kv_write", {
           ns,
@@ -33,7 +37,7 @@ export const kv: Command = async (argv) => {
         return;
       }
       case "del": {
-        await callAs(client, sid, "kv_delete", { ns, key });
+        await callAs(client, sid, "kv_delete", { ns, key: key ?? "" });
         print(values, {}, () => `deleted ${ns}/${key}`);
         return;
       }
@@ -57,7 +61,7 @@ export const kv: Command = async (argv) => {
         return;
       }
       default:
-        throw new CliError("invalid_args", `usage: ${USAGE}`);
+        throw new ContractError("invalid_args", `usage: ${USAGE}`);
     }
   } finally {
     client.close();

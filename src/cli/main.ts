@@ -1,11 +1,16 @@
 #!/usr/bin/env node
+import { ContractError } from "../contract/errors.js";
 // The `ccmsg` command. Each command group is a module loaded on demand, so a
 // command pays only for what it uses (a cold `ccmsg post` loads the client and
 // nothing of the instance).
 import { VERSION } from "../version.js";
-import { CliError, fail } from "./common.js";
+import { fail } from "./options.js";
 
 export type Command = (argv: string[]) => Promise<void>;
+
+// Modules that hold several commands: one loader each.
+const messages = () => import("./messages.js");
+const watch = () => import("./watch.js");
 
 /** Every command, its group module, and one line of help. */
 export const COMMANDS: Record<
@@ -17,38 +22,20 @@ export const COMMANDS: Record<
     help: "daemon run|start|stop|status|restart — manage the instance",
   },
   ping: { group: () => import("./ping.js"), help: "ping — health of the instance" },
-  hello: {
-    group: () => import("./messages.js"),
-    help: "hello [--hook] — greet the instance as this session",
-  },
+  hello: { group: messages, help: "hello [--hook] — greet the instance as this session" },
   stopping: {
-    group: () => import("./messages.js"),
+    group: messages,
     help: "stopping [--reason r] [--hook] — declare this session is stopping",
   },
-  post: {
-    group: () => import("./messages.js"),
-    help: "post <sid> <text> — send a message to a session",
-  },
-  reply: {
-    group: () => import("./messages.js"),
-    help: "reply <mid> [--to <sid>] <text> — answer a delivered message",
-  },
+  post: { group: messages, help: "post <sid> <text> — send a message to a session" },
+  reply: { group: messages, help: "reply <mid> [--to <sid>] <text> — answer a delivered message" },
   notify: {
-    group: () => import("./messages.js"),
+    group: messages,
     help: "notify <text> [--about <sid>] — a line for the person watching",
   },
-  inbox: {
-    group: () => import("./messages.js"),
-    help: "inbox — take the messages held for this session",
-  },
-  peers: {
-    group: () => import("./watch.js"),
-    help: "peers — sessions connected now and lately lost",
-  },
-  subscribe: {
-    group: () => import("./watch.js"),
-    help: "subscribe <topic>… — stream topic frames as NDJSON",
-  },
+  inbox: { group: messages, help: "inbox — take the messages held for this session" },
+  peers: { group: watch, help: "peers — sessions connected now and lately lost" },
+  subscribe: { group: watch, help: "subscribe <topic>… — stream topic frames as NDJSON" },
   kv: { group: () => import("./kv.js"), help: "kv get|set|del|list — the shared key-value store" },
   board: {
     group: () => import("./board.js"),
@@ -103,7 +90,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const entry = COMMANDS[name];
   if (entry === undefined)
-    throw new CliError("invalid_args", `unknown command: ${name}\n${usage()}`);
+    throw new ContractError("invalid_args", `unknown command: ${name}\n${usage()}`);
   const group = await entry.group();
   await group[name]!(rest);
 }

@@ -1,17 +1,11 @@
 import { execFile } from "node:child_process";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
-import {
-  CliError,
-  callAs,
-  connectInstance,
-  greet,
-  parse,
-  print,
-  readStdinJson,
-  sessionId,
-  wantsJson,
-} from "./common.js";
+import { ContractError } from "../contract/errors.js";
+import type { OpArgs } from "../contract/schemas.js";
+import { callAs, connectInstance, greet } from "./connect.js";
 import type { Command } from "./main.js";
+import { parse, print, sessionId, wantsJson } from "./options.js";
+import { readStdinJson } from "./stdin.js";
 
 const HOOK_DEADLINE_MS = 3000;
 
@@ -88,7 +82,7 @@ export const stopping: Command = async (argv) => {
     const client = await connectInstance(values);
     const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {});
     client.close();
-    return r as { stopped_at: number };
+    return r;
   };
   if (!values.hook) {
     const r = await run();
@@ -108,7 +102,7 @@ export const post: Command = async (argv) => {
   const { values, positionals } = parse(argv, {}, "ccmsg post <sid> <text>");
   const [to, ...words] = positionals;
   if (to === undefined || words.length === 0)
-    throw new CliError("invalid_args", "usage: ccmsg post <sid> <text>");
+    throw new ContractError("invalid_args", "usage: ccmsg post <sid> <text>");
   await send(values, { to, text: words.join(" ") });
 };
 
@@ -123,7 +117,7 @@ export const reply: Command = async (argv) => {
   );
   const [mid, ...words] = positionals;
   if (mid === undefined || words.length === 0)
-    throw new CliError("invalid_args", "usage: ccmsg reply <mid> [--to <sid>] <text>");
+    throw new ContractError("invalid_args", "usage: ccmsg reply <mid> [--to <sid>] <text>");
   const text = words.join(" ");
   if (values.to !== undefined) {
     await send(values, { to: values.to, text, reply_to: mid });
@@ -131,7 +125,7 @@ export const reply: Command = async (argv) => {
   }
   const sid = sessionId(values);
   if (sid === undefined) {
-    throw new CliError(
+    throw new ContractError(
       "invalid_args",
       "reply without --to answers a person as a session: run it inside a session or pass --sid",
     );
@@ -144,14 +138,10 @@ export const reply: Command = async (argv) => {
 
 async function send(
   values: Parameters<typeof sessionId>[0],
-  args: Record<string, unknown>,
+  args: OpArgs<"message_send">,
 ): Promise<void> {
   const client = await connectInstance(values);
-  const r = (await callAs(client, sessionId(values), "message_send", args)) as {
-    delivered: boolean;
-    reason?: string;
-    candidates?: { sid: string; ws?: string }[];
-  };
+  const r = await callAs(client, sessionId(values), "message_send", args);
   client.close();
   print(values, r, () => {
     if (r.delivered) return "delivered";
@@ -170,11 +160,11 @@ export const notify: Command = async (argv) => {
     "ccmsg notify <text> [--about <sid>]",
   );
   if (positionals.length === 0)
-    throw new CliError("invalid_args", "usage: ccmsg notify <text> [--about <sid>]");
+    throw new ContractError("invalid_args", "usage: ccmsg notify <text> [--about <sid>]");
   const client = await connectInstance(values);
-  const args: Record<string, unknown> = { text: positionals.join(" ") };
-  if (values.about !== undefined) args.sid = values.about;
-  await callAs(client, sessionId(values), "notify_send", args);
+  const text = positionals.join(" ");
+  const about = values.about === undefined ? {} : { sid: values.about };
+  await callAs(client, sessionId(values), "notify_send", { text, ...about });
   client.close();
   print(values, {}, () => "sent");
 };
@@ -185,7 +175,10 @@ export const inbox: Command = async (argv) => {
   const { values } = parse(argv, {}, "ccmsg inbox");
   const sid = sessionId(values);
   if (sid === undefined)
-    throw new CliError("invalid_args", "inbox needs a session: --sid, or run it inside a session");
+    throw new ContractError(
+      "invalid_args",
+      "inbox needs a session: --sid, or run it inside a session",
+    );
   const client = await connectInstance(values);
   const snapshot = new Promise<
     { mid: string; from_label: string; text: string; sent_at: number }[]
@@ -241,7 +234,7 @@ async function hookSession(
   const payload = values.hook ? await readStdinJson(HOOK_DEADLINE_MS) : {};
   const sid = values.sid || (payload.session_id as string | undefined) || sessionId(values);
   if (sid === undefined) {
-    throw new CliError(
+    throw new ContractError(
       "invalid_args",
       `${command} needs a session: --sid, or run it inside a session`,
     );

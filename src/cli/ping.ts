@@ -1,17 +1,11 @@
-import { connectInstance, parse, print } from "./common.js";
+import { connectInstance } from "./connect.js";
 import type { Command } from "./main.js";
+import { parse, print } from "./options.js";
 
 export const ping: Command = async (argv) => {
   const { values } = parse(argv, {}, "ccmsg ping");
   const client = await connectInstance(values);
-  const r = await client.call<{
-    instance: string;
-    pid: number;
-    started_at: number;
-    clients: number;
-    http: string[];
-    version: string;
-  }>("instance_ping");
+  const r = await client.call("instance_ping");
   client.close();
   print(values, r, () => {
     const up = Math.round((Date.now() - r.started_at) / 1000);

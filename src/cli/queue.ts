@@ -1,9 +1,9 @@
+import { ContractError } from "../contract/errors.js";
 import { conflictQueueOf } from "../hud/collect.js";
-import { conflictedWorktrees, probeGit } from "../hud/git.js";
-import { controlFacts, openSessionContext } from "../hud/session-context.js";
-import { configFile, resolveStateDir } from "../paths.js";
-import { CliError, parse, print } from "./common.js";
+import { controlFacts, withSessionContext } from "../hud/session-context.js";
+import { conflictedWorktrees } from "../probes/git.js";
 import type { Command } from "./main.js";
+import { parse, print } from "./options.js";
 import { requireControl } from "./require-control.js";
 
 const USAGE = "ccmsg queue merge|conflict [--sid s]";
@@ -14,14 +14,8 @@ export const queue: Command = async (argv) => {
   const { values, positionals } = parse(argv, {}, USAGE);
   const [which, ...extra] = positionals;
   if ((which !== "merge" && which !== "conflict") || extra.length > 0)
-    throw new CliError("invalid_args", `usage: ${USAGE}`);
-  const ctx = await openSessionContext({
-    stateDir: resolveStateDir(values["state-dir"]),
-    configPath: configFile(undefined),
-    flagSid: values.sid,
-  });
-  try {
-    const git = await probeGit(ctx.target.cwd);
+    throw new ContractError("invalid_args", `usage: ${USAGE}`);
+  return withSessionContext(values, async (ctx, git) => {
     const control = which === "merge" ? "mergeQueue" : "conflictQueue";
     requireControl(control, controlFacts(ctx, git));
     const work = await ctx.reader?.workSignals();
@@ -49,7 +43,5 @@ export const queue: Command = async (argv) => {
             )
             .join("\n"),
     );
-  } finally {
-    ctx.reader?.close();
-  }
+  });
 };

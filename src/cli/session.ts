@@ -1,12 +1,13 @@
 import { existsSync } from "node:fs";
-import type { RunResult } from "../hud/exec.js";
-import { type GitFacts, git, probeGit } from "../hud/git.js";
-import { gh, probeGh } from "../hud/github.js";
-import { resumeCommand } from "../hud/resume.js";
-import { controlFacts, openSessionContext } from "../hud/session-context.js";
-import { configFile, resolveStateDir } from "../paths.js";
-import { CliError, callAs, connectInstance, parse, print } from "./common.js";
+import { ContractError } from "../contract/errors.js";
+import { resumeCommand } from "../harness/claude/resume.js";
+import { controlFacts, withSessionContext } from "../hud/session-context.js";
+import type { RunResult } from "../probes/exec.js";
+import { type GitFacts, git } from "../probes/git.js";
+import { gh, probeGh } from "../probes/github.js";
+import { callAs, connectInstance } from "./connect.js";
 import type { Command } from "./main.js";
+import { parse, print } from "./options.js";
 import { requireControl } from "./require-control.js";
 
 const USAGE = "ccmsg session diff|pr|stop [--reason r]|resume|create <name> [--base ref] [--sid s]";
@@ -24,14 +25,8 @@ export const session: Command = async (argv) => {
   );
   const [sub, ...rest] = positionals;
   if (!["diff", "pr", "stop", "resume", "create"].includes(sub ?? ""))
-    throw new CliError("invalid_args", `usage: ${USAGE}`);
-  const ctx = await openSessionContext({
-    stateDir: resolveStateDir(values["state-dir"]),
-    configPath: configFile(undefined),
-    flagSid: values.sid,
-  });
-  try {
-    const probe = await probeGit(ctx.target.cwd);
+    throw new ContractError("invalid_args", `usage: ${USAGE}`);
+  return withSessionContext(values, async (ctx, probe) => {
     const facts = controlFacts(ctx, probe);
     // Below, `probe as GitFacts` follows a requireControl that refuses every
     // control needing git unless git answered.
@@ -86,21 +81,19 @@ export const session: Command = async (argv) => {
         requireControl("create", facts);
         const [name, ...extra] = rest;
         if (name === undefined || extra.length > 0)
-          throw new CliError("invalid_args", `usage: ${USAGE}`);
+          throw new ContractError("invalid_args", `usage: ${USAGE}`);
         const r = await createWorktree(probe as GitFacts, name, values.base);
         return print(values, r, () => r.path);
       }
       default:
-        throw new CliError("invalid_args", `usage: ${USAGE}`);
+        throw new ContractError("invalid_args", `usage: ${USAGE}`);
     }
-  } finally {
-    ctx.reader?.close();
-  }
+  });
 };
 
-function failed(what: string, r: RunResult): CliError {
+function failed(what: string, r: RunResult): ContractError {
   const why = r.failure === "timeout" ? "timed out" : r.stderr.trim() || `exit ${r.code}`;
-  return new CliError("internal_error", `${what}: ${why}`);
+  return new ContractError("internal_error", `${what}: ${why}`);
 }
 
 /** `git diff --stat` and the diff of the worktree against HEAD (staged and
@@ -138,13 +131,13 @@ async function viewPr(facts: GitFacts): Promise<unknown> {
   );
   if (!r.ok) {
     if (/no (open )?pull requests? found/i.test(r.stderr))
-      throw new CliError("not_found", `pr: no pull request for branch ${facts.branch}`);
+      throw new ContractError("not_found", `pr: no pull request for branch ${facts.branch}`);
     throw failed("pr", r);
   }
   try {
     return JSON.parse(r.stdout) as unknown;
   } catch {
-    throw new CliError("internal_error", "pr: gh printed something other than JSON");
+    throw new ContractError("internal_error", "pr: gh printed something other than JSON");
   }
 }
 
@@ -153,14 +146,14 @@ async function viewPr(facts: GitFacts): Promise<unknown> {
 async function createWorktree(facts: GitFacts, name: string, base: string | undefined) {
   const valid = await git(facts.mainRoot, ["check-ref-format", "--branch", name]);
   if (!valid.ok || name.startsWith("-"))
-    throw new CliError("invalid_args", `create: "${name}" is not a valid branch name`);
+    throw new ContractError("invalid_args", `create: "${name}" is not a valid branch name`);
   const path = `${facts.mainRoot}-${name.replace(/\//g, "-")}`;
-  if (existsSync(path)) throw new CliError("invalid_args", `create: ${path} already exists`);
+  if (existsSync(path)) throw new ContractError("invalid_args", `create: ${path} already exists`);
   const args = ["worktree", "add", "-b", name, path];
   if (base !== undefined) args.push(base);
   const r = await git(facts.mainRoot, args, { timeoutMs: COMMAND_TIMEOUT_MS });
   if (!r.ok) {
-    if (r.failure === "exit") throw new CliError("invalid_args", `create: ${r.stderr.trim()}`);
+    if (r.failure === "exit") throw new ContractError("invalid_args", `create: ${r.stderr.trim()}`);
     throw failed("create", r);
   }
   return { path, branch: name, base: base ?? facts.branch ?? "HEAD" };

@@ -1,10 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { readStatus, statusMarkdown, statusText } from "../board/status.js";
+import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
-import { readStatus, statusMarkdown, statusText } from "../status/status.js";
 import { openStateStoreReadOnly } from "../store/state-store.js";
-import { CliError, parse } from "./common.js";
 import type { Command } from "./main.js";
+import { parse } from "./options.js";
 
 const USAGE =
   "ccmsg status [--json|--markdown] [--write PATH] [--exit-code] [--limit N] [--db PATH]";
@@ -24,13 +25,13 @@ export const status: Command = async (argv) => {
     USAGE,
   );
   if (values.json && values.markdown)
-    throw new CliError("invalid_args", "--json and --markdown are exclusive");
+    throw new ContractError("invalid_args", "--json and --markdown are exclusive");
   if (values.write !== undefined && !values.json && !values.markdown) {
-    throw new CliError("invalid_args", "--write needs --json or --markdown");
+    throw new ContractError("invalid_args", "--write needs --json or --markdown");
   }
   const limit = values.limit === undefined ? 5 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1)
-    throw new CliError("invalid_args", `--limit must be a positive integer: ${values.limit}`);
+    throw new ContractError("invalid_args", `--limit must be a positive integer: ${values.limit}`);
   const dbPath = values.db ?? stateFiles(resolveStateDir(values["state-dir"])).database;
   const store = openStateStoreReadOnly(dbPath);
   let doc: ReturnType<typeof readStatus>;

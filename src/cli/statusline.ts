@@ -1,5 +1,10 @@
 import { parseArgs } from "node:util";
-import { readAll, STDIN_DEADLINE_MS, STDIN_LIMIT, statuslineFor } from "../hud/statusline.js";
+import {
+  readAll,
+  STDIN_DEADLINE_MS,
+  STDIN_LIMIT,
+  statuslineFor,
+} from "../harness/claude/statusline.js";
 import { claudeConfigHome, resolveStateDir, stateFiles } from "../paths.js";
 import type { Command } from "./main.js";
 

@@ -1,6 +1,8 @@
+import { ContractError } from "../contract/errors.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
-import { CliError, connectInstance, greet, parse, print, sessionId } from "./common.js";
+import { connectInstance, greet } from "./connect.js";
 import type { Command } from "./main.js";
+import { parse, print, sessionId } from "./options.js";
 
 /** `ccmsg peers` — the sessions connected now and those lately lost. Greets as
  * the session when one is known, so rows answer for this session. */
@@ -40,7 +42,7 @@ export const peers: Command = async (argv) => {
 export const subscribe: Command = async (argv) => {
   const { values, positionals } = parse(argv, {}, "ccmsg subscribe <topic>…");
   if (positionals.length === 0)
-    throw new CliError("invalid_args", "usage: ccmsg subscribe <topic>…");
+    throw new ContractError("invalid_args", "usage: ccmsg subscribe <topic>…");
   const client = await connectInstance(values);
   client.onPushed((p) => process.stdout.write(`${JSON.stringify(p)}\n`));
   await greet(client, sessionId(values));

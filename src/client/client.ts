@@ -1,11 +1,22 @@
 import { connect, type Socket } from "node:net";
+import type { OpName } from "../contract/attributes.js";
+import { ContractError, type ErrorBody, isErrorCode } from "../contract/errors.js";
+import { classifyInbound, encodeRequest } from "../contract/frames.js";
+import type { OpArgs, OpResult } from "../contract/schemas.js";
+import { LineFramer } from "../instance/wire/framer.js";
 
 /** A reply as it arrives: success (`ok: true` and the result fields) or
  * failure (`ok: false` and `error`). */
-export interface Reply {
+export type Reply<Op extends OpName = OpName> =
+  | ({ ok: true; request_id: string } & OpResult<Op>)
+  | { ok: false; request_id?: string; error: ErrorBody };
+
+/** A reply read without knowing its op (`send`): the success fields stay
+ * untyped. */
+export interface RawReply {
   ok: boolean;
   request_id?: string;
-  error?: { code: string; msg: string };
+  error?: ErrorBody;
   [field: string]: unknown;
 }
 
@@ -19,21 +30,15 @@ export interface Pushed {
   [field: string]: unknown;
 }
 
-/** A failure reply, raised by `call`. Branch on `code`, never on the message. */
-export class ClientError extends Error {
-  override readonly name = "ClientError";
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** An op's arguments, which may be left out when none is required. */
+export type ArgsOf<Op extends OpName> =
+  {} extends OpArgs<Op> ? [args?: OpArgs<Op>] : [args: OpArgs<Op>];
 
-/** The connection went away with this request unanswered. */
-export const CONNECTION_CLOSED = "connection_closed";
+/** Replies larger than this are cut off by the instance long before; the
+ * client's framer only guards its own memory. */
+const MAX_INBOUND_FRAME = 64 * 1024 * 1024;
 
-interface Transport {
+interface Link {
   write(text: string): void;
   close(): void;
   pause(): void;
@@ -41,24 +46,29 @@ interface Transport {
 }
 
 /**
- * A typed client for one instance connection. Requests are correlated by
- * `request_id`, so several may be in flight and complete in any order; topic
- * frames and connection events go to listeners. On close every pending
- * request is rejected with one code and the table is cleared.
+ * The one client of an instance connection (CLI, MCP server, tests, bench),
+ * typed per op from the contract. Requests are correlated by `request_id`, so
+ * several may be in flight and complete in any order; topic frames and
+ * connection events go to listeners. On close every pending request is
+ * rejected with one code (`instance_unreachable`) and the table is cleared.
  */
 export class Client {
   private readonly pending = new Map<
     string,
-    { resolve: (r: Reply) => void; reject: (e: Error) => void }
+    { resolve: (r: RawReply) => void; reject: (e: Error) => void }
   >();
   private nextId = 1;
-  private partial = "";
+  private readonly framer = new LineFramer(
+    MAX_INBOUND_FRAME,
+    (line) => this.receive(line),
+    () => {},
+  );
   private readonly pushedListeners = new Set<(p: Pushed) => void>();
   private readonly lineListeners = new Set<(line: string, parsed: unknown) => void>();
   private readonly closeListeners = new Set<() => void>();
   closed = false;
 
-  private constructor(private readonly transport: Transport) {}
+  private constructor(private readonly link: Link) {}
 
   /** Connect to the instance's local socket. */
   static connectUnix(path: string): Promise<Client> {
@@ -70,14 +80,13 @@ export class Client {
         pause: () => socket.pause(),
         resume: () => socket.resume(),
       });
-      socket.setEncoding("utf8");
       socket.once("error", reject);
       socket.once("connect", () => {
         socket.off("error", reject);
         socket.on("error", () => {});
         resolve(client);
       });
-      socket.on("data", (chunk: string) => client.receive(chunk));
+      socket.on("data", (chunk: Buffer) => client.framer.push(chunk));
       socket.on("close", () => client.handleClose());
     });
   }
@@ -102,38 +111,45 @@ export class Client {
         ws.on("error", () => {});
         resolve(client);
       });
-      ws.on("message", (data) => client.receive(`${data.toString()}\n`));
+      ws.on("message", (data: Buffer) => {
+        client.framer.push(data);
+        client.framer.push(NEWLINE);
+      });
       ws.on("close", () => client.handleClose());
     });
   }
 
-  /** Send a request and resolve with its reply, success or failure. */
-  request(op: string, args: Record<string, unknown> = {}, requestId?: string): Promise<Reply> {
-    if (this.closed)
-      return Promise.reject(new ClientError(CONNECTION_CLOSED, "connection is closed"));
-    const request_id = requestId ?? String(this.nextId++);
-    return new Promise((resolve, reject) => {
-      this.pending.set(request_id, { resolve, reject });
-      this.transport.write(`${JSON.stringify({ ...args, op, request_id })}\n`);
-    });
+  /** Send a request of `op` and resolve with its reply, success or failure. */
+  request<Op extends OpName>(op: Op, ...args: ArgsOf<Op>): Promise<Reply<Op>> {
+    return this.send(op, args[0] ?? {}) as Promise<Reply<Op>>;
   }
 
-  /** Send a request and resolve with its result; a failure throws
-   * `ClientError` with the contract code. */
-  async call<T = Record<string, unknown>>(
-    op: string,
-    args: Record<string, unknown> = {},
-  ): Promise<T> {
-    const reply = await this.request(op, args);
-    if (!reply.ok)
-      throw new ClientError(reply.error?.code ?? "internal_error", reply.error?.msg ?? "");
-    const { ok: _ok, request_id: _id, ...result } = reply;
-    return result as T;
+  /** Send a request of `op` and resolve with its result; a failure throws
+   * `ContractError` with the contract code. */
+  async call<Op extends OpName>(op: Op, ...args: ArgsOf<Op>): Promise<OpResult<Op>> {
+    const { ok, request_id: _id, error, ...result } = await this.send(op, args[0] ?? {});
+    if (!ok) throw replyError(error ?? { code: "internal_error", msg: "failure without error" });
+    return result as OpResult<Op>;
+  }
+
+  /**
+   * Send any frame and resolve with its reply, untyped: for requests the
+   * contract would refuse (tests of refusals) or ops named at run time.
+   */
+  send(op: string, args: object, requestId?: string): Promise<RawReply> {
+    if (this.closed) {
+      return Promise.reject(new ContractError("instance_unreachable", "connection is closed"));
+    }
+    const id = requestId ?? String(this.nextId++);
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.link.write(`${encodeRequest(op, id, args)}\n`);
+    });
   }
 
   /** Write raw text as is (tests use it for malformed frames). */
   sendRaw(text: string): void {
-    this.transport.write(text);
+    this.link.write(text);
   }
 
   /** Listen to topic frames and connection events. Returns an unsubscriber. */
@@ -149,13 +165,13 @@ export class Client {
   }
 
   /** Stop reading: what the instance sends waits in the OS and then in the
-   * instance's egress queue for this connection. */
+   * instance's outbound queue for this connection. */
   pauseReading(): void {
-    this.transport.pause();
+    this.link.pause();
   }
 
   resumeReading(): void {
-    this.transport.resume();
+    this.link.resume();
   }
 
   onClose(listener: () => void): void {
@@ -163,21 +179,10 @@ export class Client {
   }
 
   close(): void {
-    this.transport.close();
+    this.link.close();
   }
 
-  private receive(chunk: string): void {
-    const text = this.partial + chunk;
-    let start = 0;
-    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-      const line = text.slice(start, nl);
-      start = nl + 1;
-      if (line.trim() !== "") this.dispatch(line);
-    }
-    this.partial = text.slice(start);
-  }
-
-  private dispatch(line: string): void {
+  private receive(line: string): void {
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
@@ -185,26 +190,35 @@ export class Client {
       parsed = undefined;
     }
     for (const l of this.lineListeners) l(line, parsed);
-    if (typeof parsed !== "object" || parsed === null) return;
-    const frame = parsed as Record<string, unknown>;
-    if (typeof frame.ok === "boolean") {
-      const id = frame.request_id;
-      const waiter = typeof id === "string" ? this.pending.get(id) : undefined;
-      if (waiter !== undefined) {
-        this.pending.delete(id as string);
-        waiter.resolve(frame as Reply);
+    const kind = classifyInbound(parsed);
+    if (kind === "reply") {
+      const reply = parsed as RawReply;
+      const id = reply.request_id;
+      const waiter = id === undefined ? undefined : this.pending.get(id);
+      if (id !== undefined && waiter !== undefined) {
+        this.pending.delete(id);
+        waiter.resolve(reply);
       }
-      return;
+    } else if (kind !== undefined) {
+      for (const l of this.pushedListeners) l(parsed as Pushed);
     }
-    if (typeof frame.ev === "string") for (const l of this.pushedListeners) l(frame as Pushed);
   }
 
   private handleClose(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const w of this.pending.values())
-      w.reject(new ClientError(CONNECTION_CLOSED, "connection closed before the reply"));
+    for (const w of this.pending.values()) {
+      w.reject(new ContractError("instance_unreachable", "connection closed before the reply"));
+    }
     this.pending.clear();
     for (const l of this.closeListeners) l();
   }
+}
+
+const NEWLINE = Buffer.from("\n");
+
+/** A failure reply as the one error type (a code outside the contract, from a
+ * newer instance, reads as internal_error). */
+function replyError(error: ErrorBody): ContractError {
+  return new ContractError(isErrorCode(error.code) ? error.code : "internal_error", error.msg);
 }

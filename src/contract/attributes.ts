@@ -1,4 +1,5 @@
-import type { ErrorCode } from "./errors.js";
+import type { Identity } from "./envelope.js";
+import type { ErrorBody, ErrorCode } from "./errors.js";
 import { type Capability, ROLES, type Role } from "./identifiers.js";
 
 /** Which face of the contract an op belongs to. `common` is the transport
@@ -59,6 +60,18 @@ function gated<const C extends Capability, const E extends readonly ErrorCode[]>
   return { ...userLocal(errors), capability } as const;
 }
 
+// Person-auth ops reached over HTTP before any greeting (§9).
+function httpAuth<const E extends readonly ErrorCode[]>(errors: E) {
+  return {
+    plane: "common",
+    roles: ALL_ROLES,
+    needs_hello: false,
+    locality: "cluster",
+    carrier: "http",
+    errors,
+  } as const;
+}
+
 /**
  * The one place the facts of every op live (contract §4.2). Authorization,
  * capability gating and forwarding read this table; no handler writes its own
@@ -115,38 +128,10 @@ export const OP_ATTRIBUTES = {
   },
   // The four HTTP-carried auth ops run before any greeting: they are how a
   // person obtains the token that lets a WebSocket greet at all.
-  auth_challenge: {
-    plane: "common",
-    roles: ALL_ROLES,
-    needs_hello: false,
-    locality: "cluster",
-    carrier: "http",
-    errors: [],
-  },
-  auth_register: {
-    plane: "common",
-    roles: ALL_ROLES,
-    needs_hello: false,
-    locality: "cluster",
-    carrier: "http",
-    errors: AUTH_ERRORS,
-  },
-  auth_assert: {
-    plane: "common",
-    roles: ALL_ROLES,
-    needs_hello: false,
-    locality: "cluster",
-    carrier: "http",
-    errors: AUTH_ERRORS,
-  },
-  auth_refresh_token: {
-    plane: "common",
-    roles: ALL_ROLES,
-    needs_hello: false,
-    locality: "cluster",
-    carrier: "http",
-    errors: AUTH_ERRORS,
-  },
+  auth_challenge: httpAuth([]),
+  auth_register: httpAuth(AUTH_ERRORS),
+  auth_assert: httpAuth(AUTH_ERRORS),
+  auth_refresh_token: httpAuth(AUTH_ERRORS),
   auth_refresh: {
     plane: "common",
     roles: USER_ONLY,
@@ -259,9 +244,46 @@ export function opAttributes(op: OpName): OpAttributes {
   return OP_ATTRIBUTES[op];
 }
 
-export function isRoleAllowed(op: OpName, role: Role): boolean {
-  return (OP_ATTRIBUTES[op].roles as readonly Role[]).includes(role);
+/** What gates the use of an op or a topic. */
+export interface Gated {
+  readonly roles: readonly Role[];
+  readonly needs_hello?: boolean;
+  readonly capability?: Capability;
 }
+
+/**
+ * The one gate, for ops (dispatch stages 3–5) and topics (`topic_subscribe`)
+ * alike: `hello_required` → `forbidden` → `capability_unavailable`, read from
+ * the row; `undefined` when the caller may go on.
+ */
+export function gateRefusal(
+  subject: string,
+  attrs: Gated,
+  role: Role | undefined,
+  capabilities: ReadonlySet<Capability>,
+): ErrorBody | undefined {
+  if (attrs.needs_hello === true && role === undefined) {
+    return { code: "hello_required", msg: `${subject} needs a hello first` };
+  }
+  if (role !== undefined && !attrs.roles.includes(role)) {
+    return { code: "forbidden", msg: `${subject} is not open to role ${role}` };
+  }
+  if (attrs.capability !== undefined && !capabilities.has(attrs.capability)) {
+    return {
+      code: "capability_unavailable",
+      msg: `${subject} needs capability ${attrs.capability}`,
+    };
+  }
+  return undefined;
+}
+
+type RolesOf<Op extends OpName> = (typeof OP_ATTRIBUTES)[Op]["roles"][number];
+
+/** Who can be calling `op`, as its row allows: a handler of a session-only op
+ * is given a session, with its sid, and needs no check of its own. */
+export type CallerOf<Op extends OpName> = (typeof OP_ATTRIBUTES)[Op]["needs_hello"] extends true
+  ? Extract<Identity, { role: RolesOf<Op> }>
+  : Identity | undefined;
 
 export function opsOfPlane(plane: Plane): OpName[] {
   return OP_NAMES.filter((op) => OP_ATTRIBUTES[op].plane === plane);

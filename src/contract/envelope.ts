@@ -1,12 +1,13 @@
 import {
   type Static,
+  type TIntersect,
   type TObject,
   type TProperties,
   type TSchema,
   Type,
   TypeGuard,
 } from "@sinclair/typebox";
-import { ErrorBody } from "./errors.js";
+import { ERROR_CODES } from "./errors.js";
 import { InstanceId, Sid } from "./identifiers.js";
 
 // The envelope (contract §1.3–§1.7). A request is one flat object: the op's
@@ -30,6 +31,10 @@ export const Caller = Type.Union([
   ),
 ]);
 export type Caller = Static<typeof Caller>;
+
+/** Who a connection speaks for, settled once by `hello`: a session (with its
+ * sid), a person, or a peer instance. */
+export type Identity = { role: "session"; sid: Sid } | { role: "user" } | { role: "instance" };
 
 function envelopeFields<Op extends string>(op: Op) {
   return {
@@ -65,7 +70,10 @@ export function request<Op extends string, A extends TProperties>(
   op: Op,
   args: TObject<A>,
 ): TObject<Envelope<Op> & A>;
-export function request<Op extends string, A extends TSchema>(op: Op, args: A): TSchema;
+export function request<Op extends string, A extends TSchema>(
+  op: Op,
+  args: A,
+): TIntersect<[TObject<Envelope<Op>>, A]>;
 export function request(op: string, args: TSchema): TSchema {
   if (TypeGuard.IsObject(args)) {
     return Type.Object({ ...envelopeFields(op), ...args.properties }, { title: `${op} request` });
@@ -80,7 +88,10 @@ export function response<R extends TProperties>(
   op: string,
   result: TObject<R>,
 ): TObject<typeof replyHead & R>;
-export function response<R extends TSchema>(op: string, result: R): TSchema;
+export function response<R extends TSchema>(
+  op: string,
+  result: R,
+): TIntersect<[TObject<typeof replyHead>, R]>;
 export function response(op: string, result: TSchema): TSchema {
   if (TypeGuard.IsObject(result)) {
     return Type.Object({ ...replyHead, ...result.properties }, { title: `${op} response` });
@@ -88,12 +99,19 @@ export function response(op: string, result: TSchema): TSchema {
   return Type.Intersect([Type.Object(replyHead), result], { title: `${op} response` });
 }
 
+export const ErrorCodeSchema = Type.Union(ERROR_CODES.map((c) => Type.Literal(c)));
+
+/** The error body: a code from the closed list and a message for humans. For
+ * `invalid_args` the message is the schema failures, one `path: message` per
+ * line. */
+export const ErrorBodySchema = Type.Object({ code: ErrorCodeSchema, msg: Type.String() });
+
 /** A failure reply. `request_id` is left out only when the request could not be
  * identified (unparseable, or `op` / `request_id` missing). */
 export const FailureReply = Type.Object({
   ok: Type.Literal(false),
   request_id: Type.Optional(RequestId),
-  error: ErrorBody,
+  error: ErrorBodySchema,
 });
 export type FailureReply = Static<typeof FailureReply>;
 
@@ -133,14 +151,3 @@ export type ConnectionEvent =
   | Static<typeof RestartingEvent>
   | Static<typeof SubscribeSupersededEvent>
   | Static<typeof NetOnlineEvent>;
-
-/** What a client does with an inbound line: `ok` → reply; `ev: "topic"` →
- * topic frame; any other `ev` → connection event. */
-export function classifyInbound(frame: unknown): "reply" | "topic" | "event" | undefined {
-  if (typeof frame !== "object" || frame === null) return undefined;
-  const f = frame as Record<string, unknown>;
-  if (typeof f.ok === "boolean") return "reply";
-  if (f.ev === "topic") return "topic";
-  if (typeof f.ev === "string") return "event";
-  return undefined;
-}

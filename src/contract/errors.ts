@@ -1,4 +1,5 @@
-import { type Static, Type } from "@sinclair/typebox";
+// No schema library here: the client and the CLI load this module on every
+// call. The schemas of these shapes are in envelope.ts.
 
 /**
  * The closed list of error codes of generation 3 (contract §3.1). Emitting any
@@ -72,8 +73,6 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export const ErrorCodeSchema = Type.Union(ERROR_CODES.map((c) => Type.Literal(c)));
-
 /** Codes that may answer any request and are therefore in no op's list. */
 export const CONNECTION_CODES = [
   "bad_request",
@@ -94,11 +93,10 @@ export const DERIVED_CODES = [
 /** The error body: a code from the closed list and a message for humans. For
  * `invalid_args` the message is the schema failures, one `path: message` per
  * line. */
-export const ErrorBody = Type.Object({
-  code: ErrorCodeSchema,
-  msg: Type.String(),
-});
-export type ErrorBody = Static<typeof ErrorBody>;
+export interface ErrorBody {
+  code: ErrorCode;
+  msg: string;
+}
 
 const codes: ReadonlySet<string> = new Set(ERROR_CODES);
 export function isErrorCode(value: unknown): value is ErrorCode {
@@ -106,25 +104,47 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 }
 
 /**
- * A refusal that crosses the wire. Every refusal in ccmsg is built here, so a
- * code outside the closed list cannot be typed. Local misuse (a store used
- * after close, a socket already listening) is a plain Error and never reaches
- * the wire; a dependency's error is mapped at the boundary and kept as `cause`.
+ * Codes of ECC's operator surfaces (the control-pane HTTP API, the CLI) that are
+ * not wire codes: a mutation that could not take the store's write lock, or
+ * found both mutation slots taken. On the wire such a failure is
+ * `internal_error` (see `wireCode`).
+ */
+export const STATE_STORE_BUSY = "STATE_STORE_BUSY";
+export type FailureCode = ErrorCode | typeof STATE_STORE_BUSY;
+
+/**
+ * The one error type of ccmsg: a refusal or failure with a code clients branch
+ * on, built by `contractError`. Instance, store, board, CLI and client all
+ * throw it; `status` is the HTTP status where an HTTP surface answers it.
+ * A dependency's error is mapped at the boundary and kept as `cause`.
  */
 export class ContractError extends Error {
   override readonly name = "ContractError";
+  readonly status: number | undefined;
   constructor(
-    readonly code: ErrorCode,
+    readonly code: FailureCode,
     msg: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; status?: number },
   ) {
-    super(msg, options);
+    super(msg, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.status = options?.status;
   }
+  /** The body a wire reply carries: a surface-only code becomes
+   * `internal_error`, as it is not the caller's fault. */
   toBody(): ErrorBody {
-    return { code: this.code, msg: this.message };
+    return { code: wireCode(this.code), msg: this.message };
   }
 }
 
-export function contractError(code: ErrorCode, msg: string, cause?: unknown): ContractError {
-  return new ContractError(code, msg, cause === undefined ? undefined : { cause });
+export function contractError(
+  code: FailureCode,
+  msg: string,
+  options?: { cause?: unknown; status?: number },
+): ContractError {
+  return new ContractError(code, msg, options);
+}
+
+/** The wire code for a failure code: itself, or `internal_error`. */
+export function wireCode(code: FailureCode): ErrorCode {
+  return code === STATE_STORE_BUSY ? "internal_error" : code;
 }

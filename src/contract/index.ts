@@ -5,7 +5,7 @@
 export * from "./agents.js";
 export * from "./attributes.js";
 export * from "./auth.js";
-export * from "./common.js";
+export * from "./connect.js";
 export * from "./constants.js";
 export * from "./direct-delivery.js";
 export * from "./ecc/board.js";
@@ -14,6 +14,7 @@ export * from "./envelope.js";
 export * from "./errors.js";
 export * from "./files.js";
 export * from "./fold.js";
+export * from "./frames.js";
 export * from "./identifiers.js";
 export * from "./kv.js";
 export * from "./launcher.js";

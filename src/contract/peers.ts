@@ -45,11 +45,47 @@ export type ConnectedState = (typeof CONNECTED_STATES)[number];
 export type LostState = (typeof LOST_STATES)[number];
 export type SessionState = ConnectedState | LostState;
 
-/** One connected session (in `peers.peers`). */
-export const PeerInfo = Type.Object({
-  sid: Sid,
-  /** The instance holding the session; paths on the row are that host's. */
-  instance: InstanceId,
+/** The facts classification reads. */
+export interface ClassifyFacts {
+  connected: boolean;
+  /** Set when the session declared `session_stopping` before it went. */
+  stopped_at?: number;
+  /** A dialog or harness error waits for a person (harness facts). */
+  waiting?: boolean;
+  /** Reachable through a client connection or a terminal. */
+  reachable?: boolean;
+}
+
+/**
+ * The one function that names a session's state (contract §6.4). Clients may
+ * import it; nothing stores its answer. Declared intent, not observation,
+ * separates a pause from a loss: a session lost without `session_stopping`
+ * is `disappeared`. Busy-ness and pinning are not part of it.
+ */
+export function classify(facts: ClassifyFacts & { connected: false }): LostState;
+export function classify(facts: ClassifyFacts & { connected: true }): ConnectedState;
+export function classify(facts: ClassifyFacts): SessionState;
+export function classify(facts: ClassifyFacts): SessionState {
+  if (!facts.connected) return facts.stopped_at !== undefined ? "paused" : "disappeared";
+  if (facts.waiting) return "waiting";
+  return facts.reachable === false ? "live_unmanaged" : "live";
+}
+
+/** The state of a lost session's row, derived from its facts. */
+export function lostStateOf(row: { stopped_at?: number }): LostState {
+  return classify({ connected: false, stopped_at: row.stopped_at });
+}
+
+/** The harness a session runs in, as far as an instance can tell: a
+ * transcript it accepted lives in a Claude Code config home. The one place
+ * this guess is made (snapshot rows, ECC's sessions table, the HUD). */
+export function harnessOf(s: { transcript_path?: string } | undefined): "claude-code" | "unknown" {
+  return s?.transcript_path !== undefined ? "claude-code" : "unknown";
+}
+
+/** Where a session works, as every session row states it: `repo`, `ws` and
+ * `cwd` always (derived from the paths when not stated), the rest when known. */
+const RowLocation = {
   repo: SessionMetaFields.repo,
   ws: SessionMetaFields.ws,
   cwd: SessionMetaFields.cwd,
@@ -57,6 +93,14 @@ export const PeerInfo = Type.Object({
   repo_root: Type.Optional(SessionMetaFields.repo_root),
   branch: Type.Optional(SessionMetaFields.branch),
   title: Type.Optional(SessionMetaFields.title),
+};
+
+/** One connected session (in `peers.peers`). */
+export const PeerInfo = Type.Object({
+  sid: Sid,
+  /** The instance holding the session; paths on the row are that host's. */
+  instance: InstanceId,
+  ...RowLocation,
   /** Derived by the instance; a listed session is connected, so never a lost
    * state. Absent = no classification stated. */
   state: Type.Optional(Type.Union(CONNECTED_STATES.map((s) => Type.Literal(s)))),
@@ -95,13 +139,7 @@ export type PeerInfo = Static<typeof PeerInfo>;
 export const LastLiveSession = Type.Object({
   sid: Sid,
   instance: InstanceId,
-  repo: SessionMetaFields.repo,
-  ws: SessionMetaFields.ws,
-  cwd: SessionMetaFields.cwd,
-  transcript_path: Type.Optional(SessionMetaFields.transcript_path),
-  repo_root: Type.Optional(SessionMetaFields.repo_root),
-  branch: Type.Optional(SessionMetaFields.branch),
-  title: Type.Optional(SessionMetaFields.title),
+  ...RowLocation,
   state: Type.Optional(Type.Union(LOST_STATES.map((s) => Type.Literal(s)))),
   pinned: Type.Optional(Type.Boolean()),
   connected_at: Type.Optional(Timestamp),

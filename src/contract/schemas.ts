@@ -1,8 +1,8 @@
-import type { TSchema } from "@sinclair/typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
 import * as agents from "./agents.js";
 import type { OpName } from "./attributes.js";
 import * as auth from "./auth.js";
-import * as common from "./common.js";
+import * as common from "./connect.js";
 import { WorkItemsData } from "./ecc/board.js";
 import { topicFrame } from "./envelope.js";
 import * as files from "./files.js";
@@ -23,9 +23,10 @@ export interface OpSchemas {
   readonly response: TSchema;
 }
 
-/** Request and success-reply schema of every op. Typed by `OpName`, so a row
- * of the attribute table without schemas fails to typecheck. */
-export const OP_SCHEMAS: Record<OpName, OpSchemas> = {
+/** Request and success-reply schema of every op. Checked against `OpName`, so
+ * a row of the attribute table without schemas fails to typecheck, and each
+ * op keeps its own schema types (`OpRequest`, `OpResult`). */
+export const OP_SCHEMAS = {
   hello: { request: common.HelloRequest, response: common.HelloResponse },
   instance_ping: { request: common.InstancePingRequest, response: common.InstancePingResponse },
   instance_shutdown: {
@@ -134,7 +135,23 @@ export const OP_SCHEMAS: Record<OpName, OpSchemas> = {
   kv_read: { request: kv.KvReadRequest, response: kv.KvReadResponse },
   kv_write: { request: kv.KvWriteRequest, response: kv.KvWriteResponse },
   kv_delete: { request: kv.KvDeleteRequest, response: kv.KvDeleteResponse },
-};
+} as const satisfies Record<OpName, OpSchemas>;
+
+/** `Omit` over each member of a union (the built-in keeps common keys only). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A request frame of `op` as it arrives: envelope and arguments, flat. */
+export type OpRequest<Op extends OpName> = Static<(typeof OP_SCHEMAS)[Op]["request"]>;
+/** The arguments of `op`: its request without the envelope's fields. */
+export type OpArgs<Op extends OpName> = OmitEach<
+  OpRequest<Op>,
+  "op" | "request_id" | "to_instance" | "from_instance" | "hops" | "caller"
+>;
+/** The result of `op`: its success reply without `ok` and `request_id`. */
+export type OpResult<Op extends OpName> = OmitEach<
+  Static<(typeof OP_SCHEMAS)[Op]["response"]>,
+  "ok" | "request_id"
+>;
 
 /** The frame schema of every topic kind. */
 export const TOPIC_SCHEMAS: Record<TopicKind, TSchema> = {

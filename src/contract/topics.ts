@@ -153,13 +153,20 @@ export type Topic = Static<typeof Topic>;
 const MAX_TOPIC_LENGTH = 80;
 const topicRe = new RegExp(TOPIC_PATTERN);
 
+/** A defined topic name, split into its kind and parameter. */
+export interface ParsedTopic {
+  name: string;
+  kind: TopicKind;
+  param?: string;
+}
+
 /** A subscribed name split into its kind and parameter, or `undefined` for a
- * name this generation does not define. */
-export function parseTopic(name: string): { kind: TopicKind; param?: string } | undefined {
+ * name this generation does not define. The one parser of topic names. */
+export function parseTopic(name: string): ParsedTopic | undefined {
   if (name.length > MAX_TOPIC_LENGTH || !topicRe.test(name)) return undefined;
   const colon = name.indexOf(":");
-  if (colon < 0) return { kind: name as TopicKind };
-  return { kind: name.slice(0, colon) as TopicKind, param: name.slice(colon + 1) };
+  if (colon < 0) return { name, kind: name as TopicKind };
+  return { name, kind: name.slice(0, colon) as TopicKind, param: name.slice(colon + 1) };
 }
 
 /** The kind of a subscribed name (everything before the first `:`), or

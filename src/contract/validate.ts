@@ -1,7 +1,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { OP_NAMES, type OpName, opErrors } from "./attributes.js";
-import { type HelloArgs, helloRoleViolations } from "./common.js";
+import { type HelloArgs, helloRoleViolations } from "./connect.js";
 import { CONNECTION_EVENTS, FailureReply } from "./envelope.js";
 import { CONNECTION_CODES, type ErrorCode } from "./errors.js";
 import { OP_SCHEMAS, TOPIC_SCHEMAS } from "./schemas.js";

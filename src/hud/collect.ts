@@ -2,18 +2,23 @@ import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { HudStatus } from "../contract/ecc/hud.js";
+import { readInputFields } from "../harness/claude/statusline-input.js";
+import {
+  type ConflictedWorktree,
+  conflictedWorktrees,
+  type GitProbe,
+  probeGit,
+} from "../probes/git.js";
+import { type GithubFacts, githubFacts } from "../probes/github.js";
 import type { CheckRun } from "../store/check-runs.js";
 import { decideControls } from "./controls.js";
 import { readBridge } from "./ecc-bridge.js";
-import { type ConflictedWorktree, conflictedWorktrees, type GitProbe, probeGit } from "./git.js";
-import { type GithubFacts, githubFacts } from "./github.js";
 import {
   controlFacts,
   openSessionContext,
   type Places,
   type SessionContext,
 } from "./session-context.js";
-import { readInputFields } from "./statusline-input.js";
 import { readTodos } from "./todos.js";
 import type { ConflictedItem, WorkSignals } from "./work-queues.js";
 

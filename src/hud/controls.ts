@@ -1,25 +1,12 @@
-import type { BlockedControl, SessionControl } from "../contract/ecc/hud.js";
-import { type GitProbe, gitUnavailableReason } from "./git.js";
-import { type GhState, ghUnavailableReason } from "./github.js";
+import { SESSION_CONTROLS, type SessionControl } from "../contract/ecc/controls.js";
+import type { BlockedControl } from "../contract/ecc/hud.js";
+import { type GitProbe, gitUnavailableReason } from "../probes/git.js";
+import { type GhState, ghUnavailableReason } from "../probes/github.js";
 
 // The one place that decides which session controls this machine can carry
 // out for a target, and why not. The HUD's `sessionControls` and the
 // `ccmsg session …` / `ccmsg queue …` commands both ask here, so a control the
 // HUD lists as supported works, and a blocked one fails with the same reason.
-
-/** The contract's eight controls, in its order. Repeated as data (the
- * contract module loads the schema library, which the HUD path avoids); a
- * test holds the two lists equal. */
-export const CONTROLS = [
-  "create",
-  "resume",
-  "status",
-  "stop",
-  "diff",
-  "pr",
-  "mergeQueue",
-  "conflictQueue",
-] as const satisfies readonly SessionControl[];
 
 /** What the decision rests on, all probed for real on this machine. */
 export interface ControlFacts {
@@ -89,7 +76,7 @@ export function decideControls(f: ControlFacts): {
 } {
   const supported: SessionControl[] = [];
   const blocked: BlockedControl[] = [];
-  for (const control of CONTROLS) {
+  for (const control of SESSION_CONTROLS) {
     const reason = blockedReason(control, f);
     if (reason === undefined) supported.push(control);
     else blocked.push({ control, reason });

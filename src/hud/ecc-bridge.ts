@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readJsonFile } from "../json-file.js";
 
 // ECC's metrics bridge (ecc-surfaces §2.5): a per-session JSON aggregate that
 // ECC's PostToolUse hook keeps at `<os tmpdir>/ecc-metrics-<sanitised id>.json`
@@ -30,12 +30,7 @@ export interface BridgeMetrics {
 export function readBridge(sessionId: string, dir?: string): BridgeMetrics | undefined {
   const path = bridgePath(sessionId, dir);
   if (path === undefined) return undefined;
-  let data: unknown;
-  try {
-    data = JSON.parse(readFileSync(path, "utf8"));
-  } catch {
-    return undefined;
-  }
+  const data = readJsonFile(path);
   if (typeof data !== "object" || data === null) return undefined;
   const n = (data as { tool_count?: unknown }).tool_count;
   return { toolCount: typeof n === "number" && Number.isInteger(n) && n >= 0 ? n : null };

@@ -24,6 +24,11 @@ function section(v: unknown): Section {
 export function renderHud(p: HudStatus): string {
   const lines: string[] = [];
   const row = (label: string, text: string) => lines.push(`${label.padEnd(9)} ${text}`);
+  /** A row drawn from one section of the payload; "unavailable" without it. */
+  const sectionRow = (label: string, v: unknown, text: (s: Record<string, unknown>) => string) => {
+    const s = section(v);
+    row(label, s === undefined ? NA : text(s));
+  };
 
   const ctx = section(p.context);
   const cw = section(ctx?.contextWindow);
@@ -40,8 +45,7 @@ export function renderHud(p: HudStatus): string {
     missing(cw?.remainingPct) ? NA : `${cw?.remainingPct}% left (${field(cw?.pressure)})`,
   );
 
-  const tools = section(p.toolCalls);
-  row("tools", tools === undefined ? NA : `${field(tools.total)} calls`);
+  sectionRow("tools", p.toolCalls, (tools) => `${field(tools.total)} calls`);
   row(
     "agents",
     Array.isArray(p.activeAgents) && p.activeAgents.length > 0
@@ -49,14 +53,10 @@ export function renderHud(p: HudStatus): string {
       : NA,
   );
 
-  const todos = section(p.todos);
-  const counts = section(todos?.counts);
-  row(
-    "todos",
-    todos === undefined
-      ? NA
-      : `${field(todos.inProgress)} — ${counts?.pending ?? "?"} pending, ${counts?.inProgress ?? "?"} in progress, ${counts?.completed ?? "?"} completed`,
-  );
+  sectionRow("todos", p.todos, (todos) => {
+    const counts = section(todos.counts);
+    return `${field(todos.inProgress)} — ${counts?.pending ?? "?"} pending, ${counts?.inProgress ?? "?"} in progress, ${counts?.completed ?? "?"} completed`;
+  });
 
   const checks = section(p.checks);
   const list = (v: unknown, name: (c: Record<string, unknown>) => string) =>
@@ -75,12 +75,11 @@ export function renderHud(p: HudStatus): string {
   row("risk", `${field(risk?.status)}${reasons.length > 0 ? `: ${reasons.join("; ")}` : ""}`);
 
   const q = section(p.queueState);
-  const gh = section(q?.github);
-  row(
+  sectionRow(
     "github",
-    gh === undefined
-      ? NA
-      : `${field(gh.openPullRequests)} open PRs, ${field(gh.openIssues)} open issues, ${field(gh.openDiscussions)} discussions`,
+    q?.github,
+    (gh) =>
+      `${field(gh.openPullRequests)} open PRs, ${field(gh.openIssues)} open issues, ${field(gh.openDiscussions)} discussions`,
   );
   const count = (v: unknown) => (Array.isArray(v) ? String(v.length) : NA);
   row("queues", `merge ${count(q?.mergeQueue)}, conflict ${count(q?.conflictQueue)}`);

@@ -1,9 +1,9 @@
 import { type CcmsgConfig, loadConfig } from "../config.js";
-import { stateFiles } from "../paths.js";
+import { configFile, resolveStateDir, stateFiles } from "../paths.js";
+import { onPath } from "../probes/exec.js";
+import { type GitProbe, probeGit } from "../probes/git.js";
+import type { GhState } from "../probes/github.js";
 import type { ControlFacts } from "./controls.js";
-import { onPath } from "./exec.js";
-import type { GitProbe } from "./git.js";
-import type { GhState } from "./github.js";
 import { openStoreReader, type StoreReader } from "./store-reader.js";
 import { resolveTarget, type Target } from "./target.js";
 
@@ -35,6 +35,31 @@ export async function openSessionContext(p: Places): Promise<SessionContext> {
   const reader = await openStoreReader(files.database);
   const target = resolveTarget(p.flagSid, reader?.sessions, files.statusline, env, p.cwd);
   return { stateDir: p.stateDir, configPath: p.configPath, config, reader, target, env };
+}
+
+/** What a session command was given: `--state-dir` and `--sid`. */
+export interface SessionFlags {
+  "state-dir"?: string;
+  sid?: string;
+}
+
+/** Run a session command (`ccmsg session …`, `ccmsg queue …`): the context
+ * from its flags and the default config, git probed at the target's directory;
+ * the store reader is closed when `use` settles. */
+export async function withSessionContext<T>(
+  flags: SessionFlags,
+  use: (ctx: SessionContext, git: GitProbe) => Promise<T>,
+): Promise<T> {
+  const ctx = await openSessionContext({
+    stateDir: resolveStateDir(flags["state-dir"]),
+    configPath: configFile(undefined),
+    flagSid: flags.sid,
+  });
+  try {
+    return await use(ctx, await probeGit(ctx.target.cwd));
+  } finally {
+    ctx.reader?.close();
+  }
 }
 
 /** The facts `controls.ts` decides on, for this context. */

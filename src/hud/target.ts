@@ -1,7 +1,7 @@
-import { sessionIdFrom } from "../identity.js";
+import { harnessOf } from "../contract/peers.js";
+import { type Json, obj, readRecordedInput, str } from "../harness/claude/statusline-input.js";
+import { sessionIdFrom } from "../harness/identity.js";
 import type { MirroredSession } from "../store/ecc-sessions.js";
-import { harnessOf } from "../store/ecc-sessions.js";
-import { type Json, obj, readRecordedInput, str } from "./statusline-input.js";
 
 // Which session a HUD or a session control is about, and where it works.
 

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { readJsonFile } from "../json-file.js";
 
 // Claude Code's todo lists (harness §6.3, unofficial): files
 // `<config home>/todos/<session>*-agent-*.json` holding an array of
@@ -40,12 +41,7 @@ export function newestTodoFile(claudeHome: string, sessionId: string): string | 
 export function readTodos(claudeHome: string, sessionId: string): TodoSummary | undefined {
   const file = newestTodoFile(claudeHome, sessionId);
   if (file === undefined) return undefined;
-  let list: unknown;
-  try {
-    list = JSON.parse(readFileSync(file, "utf8"));
-  } catch {
-    return undefined;
-  }
+  const list = readJsonFile(file);
   if (!Array.isArray(list)) return undefined;
   const counts = { pending: 0, inProgress: 0, completed: 0 };
   let inProgress: string | null = null;

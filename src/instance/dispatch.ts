@@ -1,34 +1,47 @@
 import type { Logger } from "pino";
-import { isOpName, OP_ATTRIBUTES, type OpAttributes, type OpName } from "../contract/attributes.js";
-import { PROTOCOL_VERSION } from "../contract/constants.js";
-import { ContractError, type ErrorCode } from "../contract/errors.js";
+import {
+  type CallerOf,
+  gateRefusal,
+  isOpName,
+  OP_ATTRIBUTES,
+  type OpAttributes,
+  type OpName,
+} from "../contract/attributes.js";
+import { helloIdentity, helloRefusal } from "../contract/connect.js";
+import type { Identity } from "../contract/envelope.js";
+import { ContractError, type ErrorBody } from "../contract/errors.js";
+import { encodeFailure, encodeReply } from "../contract/frames.js";
 import type { Capability, Role } from "../contract/identifiers.js";
-import { OP_SCHEMAS } from "../contract/schemas.js";
+import { OP_SCHEMAS, type OpRequest, type OpResult } from "../contract/schemas.js";
 import { argRuleViolations, validationErrors } from "../contract/validate.js";
-import type { Connection, Identity } from "./connection.js";
+import type { Connection, InboundHandler } from "./wire/connection.js";
 
-/** What a handler is told. `role` is present only for `scope: "role"` ops:
- * every other handler must not care who asked (the table already decided). */
-export interface RequestContext {
+/** What a handler of `op` is told. `caller` is narrowed by the op's row (a
+ * session-only op gets a session with its sid); `role` is present only for
+ * `scope: "role"` ops, whose reply depends on who asks. */
+export interface RequestContext<Op extends OpName = OpName> {
   conn: Connection;
-  identity: Identity | undefined;
+  caller: CallerOf<Op>;
   role?: Role;
-  /** Run after the reply is written (e.g. a subscription's snapshot). */
+  /** Run after the reply is queued (e.g. a subscription's snapshot). */
   afterReply(fn: () => void): void;
 }
 
-export type Handler = (
-  frame: Record<string, unknown>,
-  ctx: RequestContext,
-) => object | Promise<object>;
+export type Handler<Op extends OpName> = (
+  args: OpRequest<Op>,
+  ctx: RequestContext<Op>,
+) => OpResult<Op> | Promise<OpResult<Op>>;
 
-export type Handlers = Partial<Record<OpName, Handler>>;
+/** The implementation of each op this build has; the rest answer
+ * `internal_error` "not implemented in this build". */
+export type Handlers = { [Op in OpName]?: Handler<Op> };
 
-class Refusal {
-  constructor(
-    readonly code: ErrorCode,
-    readonly msg: string,
-  ) {}
+/** What stages 0–6 hand on to the handler stage. */
+interface Admitted {
+  op: OpName;
+  attrs: OpAttributes;
+  frame: Record<string, unknown>;
+  requestId: string;
 }
 
 /**
@@ -38,10 +51,12 @@ class Refusal {
  * capability_unavailable → forward → handler → internal_error.
  * Every stage reads the attribute tables; no handler writes its own role check.
  */
-export class Dispatcher {
+export class Dispatcher implements InboundHandler {
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
-  stopping = false;
+  private stopping = false;
+  /** A connection's greeting still settling, which its later frames wait for. */
+  private readonly greetings = new WeakMap<Connection, Promise<void>>();
 
   constructor(
     private readonly instanceId: string,
@@ -51,25 +66,31 @@ export class Dispatcher {
     private readonly onRequest: (identity: Identity) => void,
   ) {}
 
-  /** Handle one inbound line. Requests that follow a `hello` still settling on
+  /** Handle one inbound frame. Frames that follow a `hello` still settling on
    * the same connection wait for it: identity is a barrier, nothing else is. */
-  handleLine(conn: Connection, line: string): void {
-    const pending = greetings.get(conn);
+  frame(conn: Connection, line: string): void {
+    const pending = this.greetings.get(conn);
     const next = pending ? pending.then(() => this.handle(conn, line)) : this.handle(conn, line);
     if (next === undefined) return;
-    greetings.set(conn, next);
+    this.greetings.set(conn, next);
     void next.finally(() => {
-      if (greetings.get(conn) === next) greetings.delete(conn);
+      if (this.greetings.get(conn) === next) this.greetings.delete(conn);
     });
   }
 
   /** Answer a frame that exceeded MAX_FRAME_BYTES (never parsed). */
   oversized(conn: Connection): void {
-    this.reply(
-      conn,
-      undefined,
-      new Refusal("bad_request", "frame exceeds MAX_FRAME_BYTES (1048576 bytes)"),
+    conn.send(
+      encodeFailure(undefined, {
+        code: "bad_request",
+        msg: "frame exceeds MAX_FRAME_BYTES (1048576 bytes)",
+      }),
     );
+  }
+
+  /** Refuse new requests from now on (a graceful stop). */
+  stop(): void {
+    this.stopping = true;
   }
 
   /** Returns a promise only for a `hello`, which later frames must wait for. */
@@ -78,140 +99,92 @@ export class Dispatcher {
     try {
       frame = JSON.parse(line);
     } catch {
-      this.reply(conn, undefined, new Refusal("bad_request", "frame is not valid JSON"));
+      conn.send(encodeFailure(undefined, { code: "bad_request", msg: "frame is not valid JSON" }));
       return undefined;
     }
-    const requestId = requestIdOf(frame);
-    const staged = this.stages(conn, frame, requestId);
-    if (staged instanceof Refusal) {
-      this.reply(conn, requestId, staged);
+    const staged = this.admit(conn, frame);
+    if ("code" in staged) {
+      conn.send(encodeFailure(requestIdOf(frame), staged));
       return undefined;
     }
-    const run = this.run(
-      conn,
-      staged.op,
-      staged.attrs,
-      frame as Record<string, unknown>,
-      requestId!,
-    );
+    const run = this.run(conn, staged);
     return staged.op === "hello" ? run : undefined;
   }
 
   /** Stages 0–6: everything decided by the tables before a handler runs. */
-  private stages(
-    conn: Connection,
-    frame: unknown,
-    requestId: string | undefined,
-  ): Refusal | { op: OpName; attrs: OpAttributes } {
+  admit(conn: Pick<Connection, "identity">, frame: unknown): ErrorBody | Admitted {
     // 0. a JSON object with op and request_id
     if (typeof frame !== "object" || frame === null || Array.isArray(frame)) {
-      return new Refusal("bad_request", "frame is not a JSON object");
+      return { code: "bad_request", msg: "frame is not a JSON object" };
     }
     const f = frame as Record<string, unknown>;
-    if (requestId === undefined) return new Refusal("bad_request", "missing request_id");
-    if (typeof f.op !== "string") return new Refusal("bad_request", "missing op");
+    const requestId = requestIdOf(f);
+    if (requestId === undefined) return { code: "bad_request", msg: "missing request_id" };
+    if (typeof f.op !== "string") return { code: "bad_request", msg: "missing op" };
     // 1. the op is in the table
-    if (!isOpName(f.op)) return new Refusal("unknown_op", `unknown op: ${f.op.slice(0, 100)}`);
+    if (!isOpName(f.op)) return { code: "unknown_op", msg: `unknown op: ${f.op.slice(0, 100)}` };
     const op = f.op;
     const attrs: OpAttributes = OP_ATTRIBUTES[op];
-    // 2. arguments (schema, then the rules no schema states)
+    // 2. arguments: the schema, then the rules no schema states
     const invalid = validationErrors(OP_SCHEMAS[op].request, f);
-    if (invalid.length > 0) return new Refusal("invalid_args", invalid.join("\n"));
+    if (invalid.length > 0) return { code: "invalid_args", msg: invalid.join("\n") };
     if (op === "hello") {
-      if (conn.identity !== undefined) {
-        return new Refusal("bad_request", "this connection has already greeted");
-      }
-      if (f.protocol_version !== PROTOCOL_VERSION) {
-        return new Refusal(
-          "bad_request",
-          `generation ${String(f.protocol_version)} is not spoken here (this instance speaks ${PROTOCOL_VERSION})`,
-        );
-      }
+      const refused = helloRefusal(f as OpRequest<"hello">, conn.identity !== undefined);
+      if (refused !== undefined) return refused;
+    } else {
+      const broken = argRuleViolations(op, f);
+      if (broken.length > 0) return { code: "invalid_args", msg: broken.join("\n") };
     }
-    const broken = argRuleViolations(op, f);
-    if (broken.length > 0) return new Refusal("invalid_args", broken.join("\n"));
-    // 3. a settled identity
-    const identity = conn.identity;
-    if (attrs.needs_hello && identity === undefined) {
-      return new Refusal("hello_required", `${op} needs a hello first`);
-    }
-    // 4. the role may call it
-    if (identity !== undefined && !attrs.roles.includes(identity.role)) {
-      return new Refusal("forbidden", `${op} is not open to role ${identity.role}`);
-    }
-    // 5. the capability exists here
-    if (attrs.capability !== undefined && !this.capabilities.has(attrs.capability)) {
-      return new Refusal("capability_unavailable", `${op} needs capability ${attrs.capability}`);
-    }
+    // 3–5. a settled identity, a role the row admits, a capability this instance has
+    const refused = gateRefusal(op, attrs, conn.identity?.role, this.capabilities);
+    if (refused !== undefined) return refused;
     // 6. forward an instance-local op addressed elsewhere (no mesh links yet)
     if (
       attrs.locality === "instance-local" &&
       typeof f.to_instance === "string" &&
       f.to_instance !== this.instanceId
     ) {
-      return new Refusal("instance_unreachable", `no link to instance ${f.to_instance}`);
+      return { code: "instance_unreachable", msg: `no link to instance ${f.to_instance}` };
     }
-    return { op, attrs };
+    return { op, attrs, frame: f, requestId };
   }
 
   /** Stage 7: the implementation; a failure that is not the caller's becomes
    * internal_error with a log line, never a crash. */
-  private async run(
-    conn: Connection,
-    op: OpName,
-    attrs: OpAttributes,
-    frame: Record<string, unknown>,
-    requestId: string,
-  ): Promise<void> {
-    if (this.stopping) {
-      this.reply(conn, requestId, new Refusal("internal_error", "instance is shutting down"));
-      return;
-    }
-    const handler = this.handlers[op];
+  private async run(conn: Connection, { op, attrs, frame, requestId }: Admitted): Promise<void> {
+    const fail = (error: ErrorBody) => conn.send(encodeFailure(requestId, error));
+    if (this.stopping) return fail({ code: "internal_error", msg: "instance is shutting down" });
+    const handler = this.handlers[op] as Handler<OpName> | undefined;
     if (handler === undefined) {
-      this.reply(
-        conn,
-        requestId,
-        new Refusal("internal_error", `${op}: not implemented in this build`),
-      );
-      return;
+      return fail({ code: "internal_error", msg: `${op}: not implemented in this build` });
     }
-    if (conn.identity !== undefined) this.onRequest(conn.identity);
+    const identity = conn.identity;
+    if (identity !== undefined) this.onRequest(identity);
     const after: (() => void)[] = [];
     const ctx: RequestContext = {
       conn,
-      identity: conn.identity,
+      caller: identity as CallerOf<OpName>,
       afterReply: (fn) => after.push(fn),
     };
-    if (attrs.scope === "role" && conn.identity !== undefined) ctx.role = conn.identity.role;
+    if (attrs.scope === "role" && identity !== undefined) ctx.role = identity.role;
     this.inFlight++;
     try {
-      const result = await handler(frame, ctx);
-      conn.send(JSON.stringify({ ok: true, request_id: requestId, ...result }));
+      const result = await handler(frame as OpRequest<OpName>, ctx);
+      if (op === "hello") conn.greet(helloIdentity(frame as OpRequest<"hello">));
+      conn.send(encodeReply(requestId, result));
       for (const fn of after) fn();
     } catch (error) {
       if (error instanceof ContractError) {
-        this.reply(conn, requestId, new Refusal(error.code, error.message));
+        fail(error.toBody());
       } else {
         this.log.error({ err: error, op, request_id: requestId }, "handler failed");
-        this.reply(
-          conn,
-          requestId,
-          new Refusal("internal_error", `${op} failed inside the instance`),
-        );
+        fail({ code: "internal_error", msg: `${op} failed inside the instance` });
       }
     } finally {
       if (--this.inFlight === 0) {
         for (const w of this.idleWaiters.splice(0)) w();
       }
     }
-  }
-
-  private reply(conn: Connection, requestId: string | undefined, refusal: Refusal): void {
-    const body: Record<string, unknown> = { ok: false };
-    if (requestId !== undefined) body.request_id = requestId;
-    body.error = { code: refusal.code, msg: refusal.msg };
-    conn.send(JSON.stringify(body));
   }
 
   /** Resolves once no request is running (or after `timeoutMs`). */
@@ -226,9 +199,6 @@ export class Dispatcher {
     });
   }
 }
-
-/** A connection's greeting still settling, which its later frames wait for. */
-const greetings = new WeakMap<Connection, Promise<void>>();
 
 function requestIdOf(frame: unknown): string | undefined {
   const id = (frame as { request_id?: unknown } | null)?.request_id;

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { writeFileAtomic } from "../atomic-write.js";
 import { isInstanceId } from "../contract/identifiers.js";
 
 /** The instance id: minted once (16 random bytes), kept for life. A file that
@@ -17,8 +18,6 @@ export function loadOrMintInstanceId(path: string): string {
     return text;
   }
   const id = randomBytes(16).toString("hex");
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${id}\n`, { mode: 0o600 });
-  renameSync(tmp, path);
+  writeFileAtomic(path, `${id}\n`);
   return id;
 }

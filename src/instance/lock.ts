@@ -1,4 +1,5 @@
 import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { contractError } from "../contract/errors.js";
 
 /**
  * One instance per state directory.
@@ -16,6 +17,8 @@ import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from "n
 export class InstanceLock {
   private constructor(private readonly path: string) {}
 
+  /** Take the lock, or fail with `internal_error` naming the live holder's
+   * pid (the message is what `ccmsg daemon run` prints). */
   static acquire(path: string): InstanceLock {
     const mine = JSON.stringify({ pid: process.pid, start: processStart(process.pid) });
     const tmp = `${path}.${process.pid}.tmp`;
@@ -29,10 +32,15 @@ export class InstanceLock {
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         }
         const holder = readHolder(path);
-        if (holder !== undefined && isAlive(holder)) throw new AlreadyRunningError(holder.pid);
+        if (holder !== undefined && isAlive(holder)) {
+          throw contractError(
+            "internal_error",
+            `another ccmsg instance (pid ${holder.pid}) is running on this state directory`,
+          );
+        }
         removeStale(path, holder);
       }
-      throw new Error(`could not take the instance lock at ${path}`);
+      throw contractError("internal_error", `could not take the instance lock at ${path}`);
     } finally {
       rmQuiet(tmp);
     }
@@ -42,13 +50,6 @@ export class InstanceLock {
   release(): void {
     const holder = readHolder(this.path);
     if (holder?.pid === process.pid) rmQuiet(this.path);
-  }
-}
-
-export class AlreadyRunningError extends Error {
-  override readonly name = "AlreadyRunningError";
-  constructor(readonly pid: number) {
-    super(`another ccmsg instance (pid ${pid}) is running on this state directory`);
   }
 }
 

@@ -8,6 +8,7 @@ import type {
   MessageSendResult,
   Notification,
 } from "../contract/messaging.js";
+import { lostStateOf } from "../contract/peers.js";
 import type { InboxStore } from "../store/inbox.js";
 import type { Clock } from "./clock.js";
 import type { Sessions } from "./sessions.js";
@@ -36,6 +37,11 @@ export class Messaging {
     // Mids resume above every mid this instance ever issued, so a `reply_to`
     // never points at a reused mid.
     this.counter = inbox.midFloor();
+    // A session's inbox snapshot is what is held for it, taken as handed over.
+    hub.provideSnapshot("inbox", (conn) => {
+      const identity = conn.identity;
+      return identity?.role === "session" ? this.takeHeld(identity.sid) : [];
+    });
   }
 
   async send(from: Sender, args: MessageSendArgs): Promise<MessageSendResult> {
@@ -61,7 +67,7 @@ export class Messaging {
       }
       return this.hold(args.to, counter, message, pushed === "refused" ? "throttled" : "preparing");
     }
-    const state = target.row.state ?? "disappeared";
+    const state = lostStateOf(target.row);
     const result = await this.hold(args.to, counter, message, state);
     if (result.reason === state) result.candidates = this.sessions.candidates(target.row);
     return result;
@@ -85,7 +91,7 @@ export class Messaging {
   }
 
   /** Everything held for `sid`, leaving the inbox as it is handed over. */
-  takeHeld(sid: Sid): InboxMessage[] {
+  private takeHeld(sid: Sid): InboxMessage[] {
     return this.inbox.takeHeld(sid, this.clock.now(), INBOX_RETENTION_MS);
   }
 

@@ -3,16 +3,16 @@ import { LAST_LIVE_RETENTION_MS } from "../contract/constants.js";
 import type { InstanceId, Sid } from "../contract/identifiers.js";
 import {
   type CandidateSession,
-  type ConnectedState,
+  classify,
   type LastLiveSession,
-  type LostState,
+  lostStateOf,
   type PeerInfo,
   SESSION_META_KEYS,
   type SessionMeta,
 } from "../contract/peers.js";
 import type { LastLiveStore } from "../store/last-live.js";
 import type { Clock } from "./clock.js";
-import type { Connection } from "./connection.js";
+import type { Connection } from "./wire/connection.js";
 
 /** What the instance knows of one connected session. */
 export interface LiveSession {
@@ -26,27 +26,6 @@ export interface LiveSession {
   client_version?: string;
   /** Held from `session_stopping` until the last connection closes. */
   stopped_at?: number;
-}
-
-/** The facts classification reads. */
-export interface ClassifyFacts {
-  connected: boolean;
-  stopped_at?: number;
-  /** A dialog or harness error waits for a person (harness facts; absent
-   * until a harness reports them). */
-  waiting?: boolean;
-  /** Reachable through a client connection or a terminal. */
-  reachable?: boolean;
-}
-
-/**
- * The one function that names a session's state (contract §6.4). Clients never
- * assemble it; nothing stores it. Busy-ness and pinning are not part of it.
- */
-export function classify(facts: ClassifyFacts): ConnectedState | LostState {
-  if (!facts.connected) return facts.stopped_at !== undefined ? "paused" : "disappeared";
-  if (facts.waiting) return "waiting";
-  return facts.reachable === false ? "live_unmanaged" : "live";
 }
 
 /** Where a sid stands now. */
@@ -86,7 +65,9 @@ export class Sessions {
   ) {
     const now = clock.now();
     store.prune(now, LAST_LIVE_RETENTION_MS);
-    for (const row of store.all()) this.lost.set(row.sid, row);
+    // `state` is derived when a row is read out (rows of older builds carry
+    // one; it is not trusted).
+    for (const { state: _state, ...row } of store.all()) this.lost.set(row.sid, row);
     this.scheduleExpiry();
   }
 
@@ -193,7 +174,6 @@ export class Sessions {
     ] as const) {
       if (s.meta[key] !== undefined) row[key] = s.meta[key];
     }
-    row.state = classify({ connected: false, stopped_at: s.stopped_at }) as LostState;
     if (s.stopped_at !== undefined) row.stopped_at = s.stopped_at;
     this.lost.set(sid, row);
     this.persist(() => this.store.put(row));
@@ -284,7 +264,7 @@ export class Sessions {
         sid: s.sid,
         instance: this.instanceId,
         ...this.location(s.meta),
-        state: classify({ connected: true }) as ConnectedState,
+        state: classify({ connected: true }),
         connected_at: s.connected_at,
         last_activity_at: s.last_activity_at,
         protocol_version: s.protocol_version,
@@ -296,7 +276,10 @@ export class Sessions {
       if (s.client_version !== undefined) row.client_version = s.client_version;
       peers.push(row);
     }
-    const last_live = [...this.lost.values()].filter((r) => !this.expired(r));
+    const last_live: LastLiveSession[] = [];
+    for (const row of this.lost.values()) {
+      if (!this.expired(row)) last_live.push({ ...row, state: lostStateOf(row) });
+    }
     return { peers, last_live };
   }
 

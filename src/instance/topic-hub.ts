@@ -1,8 +1,15 @@
 import type { Logger } from "pino";
 import { MAX_FRAME_BYTES, VALUE_TOPIC_INTERVAL_MS } from "../contract/constants.js";
+import { encodeEvent, encodeTopicFrame } from "../contract/frames.js";
 import type { InboxMessage } from "../contract/messaging.js";
-import { TOPIC_ATTRIBUTES, type TopicAttributes, type TopicKind } from "../contract/topics.js";
-import type { Connection } from "./connection.js";
+import {
+  type ParsedTopic,
+  parseTopic,
+  TOPIC_ATTRIBUTES,
+  type TopicAttributes,
+  type TopicKind,
+} from "../contract/topics.js";
+import type { Connection } from "./wire/connection.js";
 
 /** Computes the current value of a value topic (`whole`/`per_instance_whole`)
  * from the facts, on demand: values are derived, never stored. */
@@ -11,10 +18,20 @@ export type ValueProvider = (param: string | undefined) => unknown;
 /** Provides the snapshot of an element/append topic for one subscriber. */
 export type SnapshotProvider = (conn: Connection, param: string | undefined) => unknown;
 
+/** What the hub keeps of one subscribing connection. */
+interface Subscriber {
+  /** Topic names it holds. */
+  readonly topics: Set<string>;
+  /** The last value frame sent per value topic, for suppression: a value equal
+   * to the last one sent is not sent again (the snapshot counts as sent). */
+  readonly lastValues: Map<string, string>;
+}
+
 /**
  * The one mechanism that holds every topic (contract §5.5): its subscribers,
  * a single entry point for new values, and suppression of repeated values.
- * Subscriptions belong to a connection and end with it.
+ * Engines register what they serve (`provideValue`, `provideSnapshot`);
+ * subscriptions belong to a connection and end with it.
  *
  * Value topics are recomputed lazily: `invalidate()` marks a name dirty and the
  * hub recomputes it at most once per 100 ms, however often the facts change —
@@ -22,8 +39,11 @@ export type SnapshotProvider = (conn: Connection, param: string | undefined) => 
  */
 export class TopicHub {
   private readonly subscribers = new Map<string, Set<Connection>>();
+  private readonly held = new Map<Connection, Subscriber>();
   /** The connection receiving each session's inbox: one per sid. */
   private readonly inboxHolders = new Map<string, Connection>();
+  private readonly values: Partial<Record<TopicKind, ValueProvider>> = {};
+  private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>> = {};
   private readonly dirty = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private lastFlushAt = 0;
@@ -32,10 +52,18 @@ export class TopicHub {
 
   constructor(
     private readonly instanceId: string,
-    private readonly values: Partial<Record<TopicKind, ValueProvider>>,
-    private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>>,
     private readonly log: Logger,
   ) {}
+
+  /** Serve a value topic kind, computed from the facts on demand. */
+  provideValue(kind: TopicKind, provider: ValueProvider): void {
+    this.values[kind] = provider;
+  }
+
+  /** Serve an element/append topic kind: its snapshot per subscriber. */
+  provideSnapshot(kind: TopicKind, provider: SnapshotProvider): void {
+    this.snapshots[kind] = provider;
+  }
 
   /** Whether this build can serve a topic kind at all. */
   serves(kind: TopicKind): boolean {
@@ -45,22 +73,35 @@ export class TopicHub {
     return kind in this.snapshots;
   }
 
-  /** Add a subscription and send its snapshot (none for `event` topics). */
-  subscribe(conn: Connection, name: string, kind: TopicKind, param: string | undefined): void {
+  private subscriber(conn: Connection): Subscriber {
+    let sub = this.held.get(conn);
+    if (sub === undefined) {
+      sub = { topics: new Set(), lastValues: new Map() };
+      this.held.set(conn, sub);
+      conn.onClose(() => this.dropConnection(conn));
+    }
+    return sub;
+  }
+
+  /** Add a subscription to a defined topic name and send its snapshot (none
+   * for `event` topics). */
+  subscribe(conn: Connection, topic: ParsedTopic): void {
+    const { name, kind, param } = topic;
+    const sub = this.subscriber(conn);
     const set = this.subscribers.get(name) ?? new Set();
     set.add(conn);
     this.subscribers.set(name, set);
-    conn.topics.add(name);
+    sub.topics.add(name);
     const { granularity } = TOPIC_ATTRIBUTES[kind];
-    if (kind === "inbox" && conn.identity?.role === "session")
-      this.takeInbox(conn, conn.identity.sid!);
+    const identity = conn.identity;
+    if (kind === "inbox" && identity?.role === "session") this.takeInbox(conn, identity.sid);
     if (granularity === "event") return;
     if (granularity === "whole" || granularity === "per_instance_whole") {
       const json = JSON.stringify(this.values[kind]!(param));
       // Remember the value in its delta form, so an unchanged value is
       // suppressed although the snapshot line carried `snapshot: true`.
-      conn.lastValues.set(name, this.frameLine(name, json, false));
-      conn.egress.value(this.valueKey(name), this.frameLine(name, json, true), true);
+      sub.lastValues.set(name, this.frameLine(name, json, false));
+      conn.outbound.value(this.valueKey(name), this.frameLine(name, json, true), true);
       return;
     }
     const data = this.snapshots[kind]!(conn, param);
@@ -69,7 +110,7 @@ export class TopicHub {
     // messages handed over earlier.
     const shape = (TOPIC_ATTRIBUTES[kind] as TopicAttributes).elements!;
     snapshotChunks(data, shape.list).forEach((json, i) => {
-      conn.egress.always(this.frameLine(name, json, i === 0));
+      conn.outbound.ordered(this.frameLine(name, json, i === 0), true);
     });
   }
 
@@ -77,18 +118,22 @@ export class TopicHub {
     const set = this.subscribers.get(name);
     set?.delete(conn);
     if (set?.size === 0) this.subscribers.delete(name);
-    conn.topics.delete(name);
-    conn.lastValues.delete(name);
-    conn.egress.forget(this.valueKey(name));
-    if (name === "inbox" && conn.identity?.sid !== undefined) {
-      if (this.inboxHolders.get(conn.identity.sid) === conn)
-        this.inboxHolders.delete(conn.identity.sid);
+    const sub = this.held.get(conn);
+    sub?.topics.delete(name);
+    sub?.lastValues.delete(name);
+    conn.outbound.forget(this.valueKey(name));
+    const identity = conn.identity;
+    if (name === "inbox" && identity?.role === "session") {
+      if (this.inboxHolders.get(identity.sid) === conn) this.inboxHolders.delete(identity.sid);
     }
   }
 
   /** End every subscription of a connection that went away. */
-  dropConnection(conn: Connection): void {
-    for (const name of [...conn.topics]) this.unsubscribe(conn, name);
+  private dropConnection(conn: Connection): void {
+    const sub = this.held.get(conn);
+    if (sub === undefined) return;
+    for (const name of [...sub.topics]) this.unsubscribe(conn, name);
+    this.held.delete(conn);
   }
 
   /** A newer connection of the same session takes the inbox over; the older
@@ -97,7 +142,7 @@ export class TopicHub {
     const previous = this.inboxHolders.get(sid);
     if (previous !== undefined && previous !== conn) {
       this.unsubscribe(previous, "inbox");
-      previous.send(JSON.stringify({ ev: "subscribe_superseded" }));
+      previous.send(encodeEvent({ ev: "subscribe_superseded" }));
     }
     this.inboxHolders.set(sid, conn);
   }
@@ -114,8 +159,8 @@ export class TopicHub {
    */
   pushInbox(sid: string, message: InboxMessage): "accepted" | "refused" | "none" {
     const conn = this.inboxHolders.get(sid);
-    if (conn === undefined || conn.closed) return "none";
-    const ok = conn.egress.ordered(this.frameLine("inbox", JSON.stringify([message]), false));
+    if (conn === undefined || conn.isClosed) return "none";
+    const ok = conn.outbound.ordered(this.frameLine("inbox", JSON.stringify([message]), false));
     if (!ok) this.noteRefused("inbox", conn);
     return ok ? "accepted" : "refused";
   }
@@ -131,7 +176,7 @@ export class TopicHub {
     const line = this.frameLine(name, JSON.stringify(data), false);
     let refused = 0;
     for (const conn of set) {
-      if (!conn.egress.ordered(line)) {
+      if (!conn.outbound.ordered(line)) {
         refused++;
         this.noteRefused(name, conn);
       }
@@ -145,7 +190,7 @@ export class TopicHub {
       {
         topic: name,
         connection: conn.id,
-        waiting: conn.egress.waiting(),
+        waiting: conn.outbound.waiting(),
         refused_total: this.refusedFrames,
       },
       "frame refused: subscriber is not keeping up",
@@ -165,7 +210,7 @@ export class TopicHub {
   /** Mark every held value topic of a kind changed. */
   invalidateKind(kind: TopicKind): void {
     for (const name of this.subscribers.keys()) {
-      if (name === kind || name.startsWith(`${kind}:`)) this.invalidate(name);
+      if (parseTopic(name)?.kind === kind) this.invalidate(name);
     }
   }
 
@@ -176,18 +221,18 @@ export class TopicHub {
     this.dirty.clear();
     for (const name of names) {
       const set = this.subscribers.get(name);
-      if (set === undefined) continue;
-      const colon = name.indexOf(":");
-      const kind = (colon < 0 ? name : name.slice(0, colon)) as TopicKind;
+      const topic = parseTopic(name);
+      if (set === undefined || topic === undefined) continue;
       const line = this.frameLine(
         name,
-        JSON.stringify(this.values[kind]!(colon < 0 ? undefined : name.slice(colon + 1))),
+        JSON.stringify(this.values[topic.kind]!(topic.param)),
         false,
       );
       for (const conn of set) {
-        if (conn.lastValues.get(name) === line) continue;
-        conn.lastValues.set(name, line);
-        conn.egress.value(this.valueKey(name), line);
+        const sub = this.held.get(conn);
+        if (sub === undefined || sub.lastValues.get(name) === line) continue;
+        sub.lastValues.set(name, line);
+        conn.outbound.value(this.valueKey(name), line);
       }
     }
   }
@@ -202,7 +247,7 @@ export class TopicHub {
   }
 
   private frameLine(name: string, dataJson: string, snapshot: boolean): string {
-    return `{"ev":"topic","topic":${JSON.stringify(name)},${snapshot ? '"snapshot":true,' : ""}"instance":"${this.instanceId}","data":${dataJson}}`;
+    return encodeTopicFrame(name, this.instanceId, dataJson, snapshot);
   }
 
   dispose(): void {

@@ -1,8 +1,8 @@
 import { type Db, isBusyError } from "./database.js";
-import { StoreBusyError } from "./state-store.js";
+import { storeBusy } from "./state-store.js";
 
 /** How long queued writes keep retrying a write lock another process holds
- * before their callers hear `StoreBusyError`. */
+ * before their callers hear `storeBusy` (STATE_STORE_BUSY). */
 const RETRY_DEADLINE_MS = 5000;
 
 /**
@@ -73,7 +73,7 @@ export class CommitQueue {
       const batch = this.pending;
       this.pending = [];
       this.busySince = undefined;
-      for (const op of batch) op.reject(new StoreBusyError(this.path, error));
+      for (const op of batch) op.reject(storeBusy(this.path, error));
       return false;
     }
     this.retry = setTimeout(() => this.flush(), Math.min(50, 5 + (now - this.busySince) / 10));

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { type ContractError, contractError } from "../contract/errors.js";
 
 export type Db = Database.Database;
 
@@ -19,17 +20,48 @@ export interface OpenOptions {
  * writer commits; `synchronous = NORMAL` in WAL mode keeps every committed
  * transaction across a process crash (`kill -9`), which is the durability the
  * instance promises — only a power loss could take the last commits.
+ *
+ * A file that is not a database, or a damaged one (truncated, overwritten),
+ * is refused here with an `internal_error` naming it, SQLite's error kept as
+ * `cause`. Nothing is repaired or recreated: the bytes stay as they were for
+ * a person to inspect or restore, since any "recovery" could destroy data.
  */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
   const db = new Database(path, { readonly: options.readonly ?? false });
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
-  if (!options.readonly && path !== ":memory:") {
-    // Setting the journal mode writes the header once; later opens find it set.
-    if (db.pragma("journal_mode", { simple: true }) !== "wal") db.pragma("journal_mode = WAL");
+  try {
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+    // Read the header and the schema before anything writes: a foreign or
+    // damaged file fails here (SQLITE_NOTADB / SQLITE_CORRUPT), untouched.
+    db.prepare("SELECT count(*) FROM sqlite_master").get();
+    if (!options.readonly && path !== ":memory:") {
+      // Setting the journal mode writes the header once; later opens find it set.
+      if (db.pragma("journal_mode", { simple: true }) !== "wal") db.pragma("journal_mode = WAL");
+    }
+    db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+  } catch (error) {
+    db.close();
+    throw isDamagedError(error) ? damagedDatabase(path, error) : error;
   }
-  db.pragma("synchronous = NORMAL");
-  db.pragma("foreign_keys = ON");
   return db;
+}
+
+/** A SQLite error meaning the file is not a (whole) database. */
+export function isDamagedError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return (
+    code === "SQLITE_NOTADB" || (typeof code === "string" && code.startsWith("SQLITE_CORRUPT"))
+  );
+}
+
+/** Our error for a damaged file: names it and says what (not) to do. */
+export function damagedDatabase(path: string, cause: unknown): ContractError {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return contractError(
+    "internal_error",
+    `${path} is not a usable database (${why}); it was left as it is — move it aside to start with an empty store, or restore it from a copy`,
+    { cause },
+  );
 }
 
 /** A SQLite error meaning another connection holds the lock we needed. */

@@ -1,3 +1,4 @@
+import { harnessOf } from "../contract/peers.js";
 import type { Db } from "./database.js";
 
 /** What the instance mirrors of one session into ECC's `sessions` table
@@ -76,12 +77,4 @@ export class EccSessionsStore {
       (r) => JSON.parse(r.snapshot) as MirroredSession,
     );
   }
-}
-
-/** The harness a session runs in, as far as the instance can tell: a
- * transcript it accepted lives in a Claude Code config home. The one place
- * this guess is made (snapshot rows, ECC's sessions table, the HUD). */
-export function harnessOf(s: { transcript_path?: string } | undefined): "claude-code" | "unknown" {
-  if (s === undefined) return "unknown";
-  return s.transcript_path !== undefined ? "claude-code" : "unknown";
 }

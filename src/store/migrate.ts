@@ -1,3 +1,4 @@
+import { contractError } from "../contract/errors.js";
 import type { Db } from "./database.js";
 
 /** One schema step. `version` only goes up; `name` is for people. */
@@ -5,11 +6,6 @@ export interface Migration {
   version: number;
   name: string;
   up(db: Db): void;
-}
-
-/** The file was written by a newer ccmsg: running would misread it. */
-export class DatabaseFromFutureError extends Error {
-  override readonly name = "DatabaseFromFutureError";
 }
 
 /**
@@ -26,9 +22,11 @@ export function migrate(db: Db, migrations: readonly Migration[]): number {
   }
   const latest = migrations.at(-1)?.version ?? 0;
   const current = () => db.pragma("user_version", { simple: true }) as number;
+  // A file written by a newer ccmsg: running would misread it.
   const check = (v: number) => {
     if (v > latest) {
-      throw new DatabaseFromFutureError(
+      throw contractError(
+        "internal_error",
         `database schema version ${v} is newer than this build knows (${latest}); upgrade ccmsg`,
       );
     }

@@ -1,34 +1,41 @@
 import { existsSync } from "node:fs";
-import { BUSY_TIMEOUT_MS, type Db, isBusyError, openDatabase } from "./database.js";
+import { ContractError, contractError, STATE_STORE_BUSY } from "../contract/errors.js";
+import {
+  BUSY_TIMEOUT_MS,
+  type Db,
+  damagedDatabase,
+  isBusyError,
+  isDamagedError,
+  openDatabase,
+} from "./database.js";
 import { migrate } from "./migrate.js";
 import { MIGRATIONS } from "./migrations/index.js";
 
-/** The code ECC's surfaces use for "the write lock stayed taken past the wait". */
-export const STATE_STORE_BUSY = "STATE_STORE_BUSY";
-
 /**
- * Another operation held the database's write lock for the whole wait (5 s).
- * Retry when it finishes. Locks are SQLite's own: nothing is ever stolen, and
- * nothing is left behind by a crashed holder — SQLite releases a dead
- * process's lock with the process. To see who holds the file:
- * `fuser -v <db>` or `lsof <db>`.
+ * Another operation held the database's write lock for the whole wait (5 s):
+ * `STATE_STORE_BUSY`, HTTP 503. Retry when it finishes. Locks are SQLite's
+ * own: nothing is ever stolen, and nothing is left behind by a crashed
+ * holder — SQLite releases a dead process's lock with the process. To see who
+ * holds the file: `fuser -v <db>` or `lsof <db>`.
  */
-export class StoreBusyError extends Error {
-  override readonly name = "StoreBusyError";
-  readonly code = STATE_STORE_BUSY;
-  constructor(dbPath: string, cause?: unknown) {
-    super(
-      `state store is busy: another operation holds the write lock on ${dbPath}; retry when it finishes (see who holds it: fuser -v ${dbPath})`,
-      { cause },
-    );
-  }
+export function storeBusy(dbPath: string, cause?: unknown): ContractError {
+  return contractError(
+    STATE_STORE_BUSY,
+    `state store is busy: another operation holds the write lock on ${dbPath}; retry when it finishes (see who holds it: fuser -v ${dbPath})`,
+    { cause, status: 503 },
+  );
+}
+
+/** Whether an error is the store's busy failure (`storeBusy`). */
+export function isStoreBusy(error: unknown): error is ContractError {
+  return error instanceof ContractError && error.code === STATE_STORE_BUSY;
 }
 
 export interface StateStore {
   readonly db: Db;
   readonly path: string;
   /** Run `fn` in one `BEGIN IMMEDIATE` transaction: it waits for the write
-   * lock up to the busy timeout, then fails with `StoreBusyError`; a
+   * lock up to the busy timeout, then fails with `storeBusy`; a
    * read-modify-write inside it is atomic across processes. */
   write<T>(fn: () => T): T;
   /** Run `fn` over one consistent snapshot (a deferred transaction). */
@@ -50,7 +57,7 @@ export function openStateStore(path: string, options: StoreOptions = {}): StateS
     db.close();
     throw error;
   }
-  return wrap(db, path);
+  return stateStoreOver(db, path);
 }
 
 /**
@@ -60,10 +67,12 @@ export function openStateStore(path: string, options: StoreOptions = {}): StateS
  */
 export function openStateStoreReadOnly(path: string): StateStore | undefined {
   if (path !== ":memory:" && !existsSync(path)) return undefined;
-  return wrap(openDatabase(path, { readonly: true }), path);
+  return stateStoreOver(openDatabase(path, { readonly: true }), path);
 }
 
-function wrap(db: Db, path: string): StateStore {
+/** The store's transaction rules over a database already open (the
+ * instance's own connection). */
+export function stateStoreOver(db: Db, path: string): StateStore {
   return {
     db,
     path,
@@ -73,12 +82,14 @@ function wrap(db: Db, path: string): StateStore {
   };
 }
 
-/** Map SQLite's busy error to ours at the boundary, keeping it as the cause. */
+/** Map SQLite's busy error (and a damaged file found mid-use) to ours at the
+ * boundary, keeping SQLite's as the cause. */
 export function busy<T>(path: string, fn: () => T): T {
   try {
     return fn();
   } catch (error) {
-    if (isBusyError(error)) throw new StoreBusyError(path, error);
+    if (isBusyError(error)) throw storeBusy(path, error);
+    if (isDamagedError(error)) throw damagedDatabase(path, error);
     throw error;
   }
 }

@@ -13,6 +13,7 @@ import {
   opsOfPlane,
   ROLES,
   TOPIC_ATTRIBUTES,
+  TOPIC_GRANULARITIES,
   TOPIC_KINDS,
   TOPIC_SCHEMAS,
 } from "../../src/contract/index.js";
@@ -75,12 +76,15 @@ describe("the op attribute table", () => {
     expect(offenders).toEqual([]);
   });
 
-  it("every op has request and response schemas, and every schema an op", () => {
+  it("every op has request and response schemas of its own, and every schema an op", () => {
     expect(Object.keys(OP_SCHEMAS).sort()).toEqual([...OP_NAMES].sort());
+    const misplaced: string[] = [];
     for (const op of OP_NAMES) {
-      expect(OP_SCHEMAS[op].request, op).toBeDefined();
-      expect(OP_SCHEMAS[op].response, op).toBeDefined();
+      const { request, response } = OP_SCHEMAS[op];
+      if (request.title !== `${op} request`) misplaced.push(`${op}: ${request.title}`);
+      if (response.title !== `${op} response`) misplaced.push(`${op}: ${response.title}`);
     }
+    expect(misplaced).toEqual([]);
   });
 
   it("capability-gated ops name only the nine capabilities", () => {
@@ -204,7 +208,7 @@ describe("the topic attribute table", () => {
     expect(TOPIC_KINDS.filter((k) => !GENERATION_TOPIC_KINDS.includes(k))).toEqual(["work_items"]);
     for (const kind of TOPIC_KINDS) {
       expect(TOPIC_ATTRIBUTES[kind].roles.length, kind).toBeGreaterThan(0);
-      expect(TOPIC_ATTRIBUTES[kind].granularity, kind).toBeDefined();
+      expect(TOPIC_GRANULARITIES, kind).toContain(TOPIC_ATTRIBUTES[kind].granularity);
     }
   });
 

@@ -106,7 +106,7 @@ describe("topic names", () => {
     expect(topicKind(`transcript_items:${B}`)).toBe("transcript_items");
     expect(topicKind(`transcript:${B}`)).toBe("transcript");
     expect(topicKind("kv:webui")).toBe("kv");
-    expect(parseTopic("kv:webui")).toEqual({ kind: "kv", param: "webui" });
+    expect(parseTopic("kv:webui")).toEqual({ name: "kv:webui", kind: "kv", param: "webui" });
     for (const bad of [
       "nonsense:topic",
       "peers:x",

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
+import { requiredPath } from "./env.js";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const CLI = join(ROOT, "dist", "bin", "ccmsg.js");
@@ -68,7 +69,7 @@ export async function startInstance(
 ): Promise<TestInstance> {
   const home = options.env === undefined ? isolatedHome() : undefined;
   const env = options.env ?? home!.env;
-  const stateDir = options.stateDir ?? join(env.XDG_STATE_HOME!, "ccmsg");
+  const stateDir = options.stateDir ?? join(requiredPath(env, "XDG_STATE_HOME"), "ccmsg");
   const child = spawn(
     process.execPath,
     [
@@ -172,6 +173,9 @@ export function runCli(
     child.stderr.on("data", (c: Buffer) => {
       stderr += c.toString();
     });
+    // A command may exit before reading all its stdin (the statusline stops at
+    // its size limit): the EPIPE that follows is expected, not a test failure.
+    child.stdin.on("error", () => {});
     if (stdin !== undefined) child.stdin.write(stdin);
     if (!options.keepStdinOpen) child.stdin.end();
     child.on("close", (code) => {

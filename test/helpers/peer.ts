@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Client, type Pushed, type Reply } from "../../src/client/client.js";
+import { Client, type Pushed, type RawReply as Reply } from "../../src/client/client.js";
 import { CONNECTION_EVENTS } from "../../src/contract/envelope.js";
 import {
   isOpName,
@@ -82,7 +82,7 @@ export class Peer {
   request(op: string, args: Record<string, unknown> = {}): Promise<Reply> {
     const id = `p${this.ops.size + 1}`;
     this.ops.set(id, op);
-    return this.client.request(op, args, id);
+    return this.client.send(op, args, id);
   }
 
   /** Send raw text; `ops` names its requests (request_id → op) so their

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requiredPath } from "../helpers/env.js";
 import { isolatedHome, startInstance, type TestInstance } from "../helpers/instance.js";
 import { seedStore, statuslineInput, TODOS, todoFile } from "./fixtures.js";
 import {
@@ -28,14 +29,15 @@ function home(path = process.env.PATH ?? "") {
   const tmp = join(h.root, "tmp");
   mkdirSync(tmp);
   const env: Record<string, string> = { ...h.env, PATH: path, TMPDIR: tmp };
+  const configDir = join(requiredPath(h.env, "XDG_CONFIG_HOME"), "ccmsg");
   return {
     root: h.root,
     env,
-    stateDir: join(h.env.XDG_STATE_HOME!, "ccmsg"),
-    claude: h.env.CLAUDE_CONFIG_DIR!,
+    stateDir: join(requiredPath(h.env, "XDG_STATE_HOME"), "ccmsg"),
+    claude: requiredPath(h.env, "CLAUDE_CONFIG_DIR"),
     config(value: unknown) {
-      mkdirSync(join(h.env.XDG_CONFIG_HOME!, "ccmsg"), { recursive: true });
-      const path = join(h.env.XDG_CONFIG_HOME!, "ccmsg", "config.json");
+      mkdirSync(configDir, { recursive: true });
+      const path = join(configDir, "config.json");
       writeFileSync(path, JSON.stringify(value));
       return path;
     },

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { recordStatuslineInput } from "../../src/hud/statusline-input.js";
+import { recordStatuslineInput } from "../../src/harness/claude/statusline-input.js";
 import { stateFiles } from "../../src/paths.js";
 import { CheckRunsStore } from "../../src/store/check-runs.js";
 import { EccSessionsStore, type MirroredSession } from "../../src/store/ecc-sessions.js";

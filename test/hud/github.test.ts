@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { githubFacts, probeGh, runBucket } from "../../src/hud/github.js";
+import { githubFacts, probeGh, runBucket } from "../../src/probes/github.js";
 import { fakeGh, git, makeRepo, pathOf, tempDir, toolsDir } from "./helpers.js";
 
 const CHECKS = [

@@ -5,7 +5,7 @@ import { delimiter, join } from "node:path";
 import { afterAll } from "vitest";
 import { HudStatus, hudRuleViolations } from "../../src/contract/ecc/hud.js";
 import { validationErrors } from "../../src/contract/validate.js";
-import { onPath } from "../../src/hud/exec.js";
+import { onPath } from "../../src/probes/exec.js";
 import { runCli } from "../helpers/instance.js";
 
 // Real git repositories, fake `gh` / `claude` executables and a CLI runner

@@ -6,7 +6,7 @@ import {
   formatDuration,
   renderStatusline,
   statuslineFor,
-} from "../../src/hud/statusline.js";
+} from "../../src/harness/claude/statusline.js";
 import { readTodos } from "../../src/hud/todos.js";
 import { stripAnsi, tempDir } from "./helpers.js";
 

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { requiredPath } from "../helpers/env.js";
 import {
   CLI,
   childEnv,
@@ -131,7 +132,7 @@ describe("replying", () => {
 describe("harness hooks", () => {
   it("hello --hook greets from the SessionStart payload; stopping --hook makes the loss a pause", async () => {
     const B = newSid();
-    const projects = join(env.CLAUDE_CONFIG_DIR!, "projects", "-work-b");
+    const projects = join(requiredPath(env, "CLAUDE_CONFIG_DIR"), "projects", "-work-b");
     mkdirSync(projects, { recursive: true });
     const transcript = join(projects, `${B}.jsonl`);
     writeFileSync(transcript, "");

@@ -11,6 +11,8 @@ import {
   TOPIC_ATTRIBUTES,
   TOPIC_KINDS,
 } from "../../src/contract/index.js";
+import { handlerTable } from "../../src/instance/engines.js";
+import type { Services } from "../../src/instance/handlers/services.js";
 import { startInstance, type TestInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
@@ -18,24 +20,10 @@ import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 // every role, before a greeting, with bad arguments, and an unknown op — with
 // the connection still usable after every refusal.
 
-/** Ops this build implements; every other op answers internal_error
- * "not implemented in this build" (or a table refusal before that). */
-const IMPLEMENTED = new Set<OpName>([
-  "hello",
-  "instance_ping",
-  "instance_shutdown",
-  "session_stopping",
-  "topic_subscribe",
-  "topic_unsubscribe",
-  "message_send",
-  "notify_send",
-  "say_post",
-  "say_mark_read",
-  "kv_read",
-  "kv_write",
-  "kv_delete",
-  "session_last_live_remove",
-]);
+/** Ops this build implements — the keys of the instance's handler table (no
+ * handler runs); every other op answers internal_error "not implemented in
+ * this build" (or a table refusal before that). */
+const IMPLEMENTED = new Set(Object.keys(handlerTable({} as Services)));
 
 /** Ops the matrix does not execute: `hello` settles identity (tested on its
  * own) and `instance_shutdown` would stop the instance under test. */

@@ -1,46 +1,186 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { Connection } from "../../src/instance/connection.js";
-import { Dispatcher } from "../../src/instance/dispatch.js";
-import type { Channel } from "../../src/instance/transport/channel.js";
+import { OP_NAMES, type OpName } from "../../src/contract/attributes.js";
+import { PROTOCOL_VERSION } from "../../src/contract/constants.js";
+import type { Identity } from "../../src/contract/envelope.js";
+import { contractError } from "../../src/contract/errors.js";
+import { OP_FIXTURES } from "../../src/contract/fixtures/index.js";
+import { CAPABILITIES, type Capability } from "../../src/contract/identifiers.js";
+import { Dispatcher, type Handlers } from "../../src/instance/dispatch.js";
+import { Connection } from "../../src/instance/wire/connection.js";
+import { memoryTransport } from "../helpers/memory-transport.js";
 
-/** A channel that records what the connection writes. */
-function recordingChannel(): Channel & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    kind: "uds",
-    lines,
-    write: (line) => lines.push(line),
-    backlog: () => 0,
-    onDrain: () => {},
-    pauseReading: () => {},
-    resumeReading: () => {},
-    close: () => {},
-  };
+const INSTANCE = "0".repeat(32);
+const OTHER = "f".repeat(32);
+const SID = "0f0e0d0c-0b0a-4908-8706-050403020100";
+
+/** A valid request of `op` from the contract's fixtures, envelope mesh fields
+ * removed, with `extra` merged in. */
+function req(op: OpName, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const {
+    to_instance: _t,
+    from_instance: _f,
+    hops: _h,
+    caller: _c,
+    ...frame
+  } = OP_FIXTURES[op].request;
+  return { ...frame, ...extra };
 }
 
-describe("the dispatcher", () => {
-  it("turns a handler's unexpected failure into internal_error with a log line, and keeps serving", async () => {
-    const logged: unknown[] = [];
-    const log = pino({ level: "error" }, { write: (s: string) => logged.push(JSON.parse(s)) });
-    const dispatcher = new Dispatcher(
-      "0".repeat(32),
-      {
-        instance_ping: () => {
-          throw new Error("boom");
-        },
-        hello: () => ({}),
+function dispatcher(handlers: Handlers = {}, capabilities: Capability[] = []) {
+  const logged: Record<string, unknown>[] = [];
+  const log = pino({ level: "error" }, { write: (s: string) => logged.push(JSON.parse(s)) });
+  const d = new Dispatcher(INSTANCE, handlers, new Set(capabilities), log, () => {});
+  return { d, logged };
+}
+
+function connection(d: Dispatcher, identity?: Identity) {
+  const transport = memoryTransport();
+  const conn = new Connection(transport, d);
+  if (identity !== undefined) conn.greet(identity);
+  return { conn, transport };
+}
+
+const session: Identity = { role: "session", sid: SID };
+const user: Identity = { role: "user" };
+
+/**
+ * The order of checks (contract §1.8) as a table: each row is a frame that
+ * breaks exactly the rules from its stage on, so the code it gets proves
+ * which stage answered first.
+ */
+const STAGES: {
+  name: string;
+  frame: unknown;
+  identity?: Identity;
+  capabilities?: Capability[];
+  code: string;
+}[] = [
+  { name: "not an object", frame: [1, 2], code: "bad_request" },
+  { name: "no request_id", frame: { op: "instance_ping" }, code: "bad_request" },
+  { name: "no op", frame: { request_id: "1" }, code: "bad_request" },
+  {
+    name: "an op outside the table, before its arguments are read",
+    frame: { op: "no_such_op", request_id: "1", to: 5 },
+    code: "unknown_op",
+  },
+  {
+    name: "bad arguments before any identity is asked for",
+    frame: req("message_send", { to: "not-a-sid" }),
+    code: "invalid_args",
+  },
+  {
+    name: "a role rule no schema states is invalid_args too",
+    frame: req("hello", { role: "user", sid: SID, protocol_version: PROTOCOL_VERSION }),
+    code: "invalid_args",
+  },
+  {
+    name: "another generation's hello",
+    frame: req("hello", { protocol_version: PROTOCOL_VERSION + 1 }),
+    code: "bad_request",
+  },
+  {
+    name: "a second hello",
+    frame: req("hello", { protocol_version: PROTOCOL_VERSION }),
+    identity: user,
+    code: "bad_request",
+  },
+  { name: "no hello yet", frame: req("message_send"), code: "hello_required" },
+  {
+    name: "a role outside the row, before the capability",
+    frame: req("session_rename"),
+    identity: session,
+    code: "forbidden",
+  },
+  {
+    name: "a missing capability",
+    frame: req("session_rename"),
+    identity: user,
+    code: "capability_unavailable",
+  },
+  {
+    name: "an instance-local op for an instance with no link",
+    frame: req("file_read", { to_instance: OTHER }),
+    identity: user,
+    code: "instance_unreachable",
+  },
+  {
+    name: "a cluster op is answered here whatever to_instance says",
+    frame: req("kv_read", { to_instance: OTHER }),
+    identity: user,
+    code: "admitted",
+  },
+];
+
+describe("the dispatcher's order of checks", () => {
+  for (const row of STAGES) {
+    it(`answers ${row.code} for ${row.name}`, () => {
+      const { d } = dispatcher({}, row.capabilities);
+      const conn = { identity: row.identity };
+      const staged = d.admit(conn, row.frame);
+      expect("code" in staged ? staged.code : "admitted").toBe(row.code);
+    });
+  }
+
+  it("checks every op's own fixture request through to the handler stage for its roles", () => {
+    const refused: string[] = [];
+    const { d } = dispatcher({}, [...CAPABILITIES]);
+    for (const op of OP_NAMES) {
+      if (op === "hello") continue;
+      const staged = d.admit({ identity: user }, req(op));
+      if ("code" in staged && staged.code !== "forbidden") refused.push(`${op}: ${staged.code}`);
+    }
+    expect(refused).toEqual([]);
+  });
+});
+
+describe("the dispatcher's handler stage", () => {
+  it("writes the handler's result as the reply, with the request's id", async () => {
+    const { d } = dispatcher({ kv_read: ({ key }) => ({ value: key, updated_at: 5 }) });
+    const { transport } = connection(d, user);
+    transport.feed(JSON.stringify(req("kv_read", { request_id: "r9", key: "k" })));
+    await d.idle(1000);
+    expect(transport.frames()).toEqual([{ ok: true, request_id: "r9", value: "k", updated_at: 5 }]);
+  });
+
+  it("answers an op without a handler internal_error, never unknown_op", async () => {
+    const { d } = dispatcher();
+    const { transport } = connection(d, user);
+    transport.feed(JSON.stringify(req("file_read", { request_id: "x" })));
+    await d.idle(1000);
+    expect(transport.frames()[0]).toMatchObject({
+      ok: false,
+      request_id: "x",
+      error: { code: "internal_error", msg: "file_read: not implemented in this build" },
+    });
+  });
+
+  it("passes a contract error from a handler through with its code", async () => {
+    const { d } = dispatcher({
+      kv_read: () => {
+        throw contractError("not_found", "no key k in ns");
       },
-      new Set(),
-      log,
-      () => {},
-    );
-    const channel = recordingChannel();
-    const conn = new Connection(channel);
-    dispatcher.handleLine(conn, JSON.stringify({ op: "instance_ping", request_id: "1" }));
-    await dispatcher.idle(1000);
-    await new Promise((r) => setImmediate(r));
-    expect(JSON.parse(channel.lines[0]!)).toEqual({
+    });
+    const { transport } = connection(d, user);
+    transport.feed(JSON.stringify(req("kv_read", { request_id: "1" })));
+    await d.idle(1000);
+    expect(transport.frames()[0]).toEqual({
+      ok: false,
+      request_id: "1",
+      error: { code: "not_found", msg: "no key k in ns" },
+    });
+  });
+
+  it("turns a handler's unexpected failure into internal_error with a log line, and keeps serving", async () => {
+    const { d, logged } = dispatcher({
+      instance_ping: () => {
+        throw new Error("boom");
+      },
+    });
+    const { transport } = connection(d, user);
+    transport.feed(JSON.stringify({ op: "instance_ping", request_id: "1" }));
+    await d.idle(1000);
+    expect(transport.frames()[0]).toEqual({
       ok: false,
       request_id: "1",
       error: { code: "internal_error", msg: "instance_ping failed inside the instance" },
@@ -48,8 +188,58 @@ describe("the dispatcher", () => {
     expect(logged).toEqual([
       expect.objectContaining({ msg: "handler failed", op: "instance_ping", request_id: "1" }),
     ]);
-    dispatcher.handleLine(conn, JSON.stringify({ op: "instance_ping", request_id: "2" }));
+    transport.feed(JSON.stringify({ op: "instance_ping", request_id: "2" }));
+    await d.idle(1000);
+    expect(transport.frames()[1]!.request_id).toBe("2");
+  });
+
+  it("settles the identity only when hello succeeds, and holds later frames until it has", async () => {
+    let release = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const { d } = dispatcher({
+      async hello() {
+        await gate;
+        return {
+          protocol_version: PROTOCOL_VERSION,
+          instance: INSTANCE,
+          instances: [],
+          capabilities: [],
+          version: "t",
+          started_at: 0,
+        };
+      },
+      say_post: (_args, { caller }) => ({ posted_at: caller.sid.length }),
+    });
+    const { conn, transport } = connection(d);
+    transport.feed(
+      JSON.stringify(req("hello", { request_id: "h", protocol_version: PROTOCOL_VERSION })),
+    );
+    transport.feed(JSON.stringify(req("say_post", { request_id: "s" })));
     await new Promise((r) => setImmediate(r));
-    expect(JSON.parse(channel.lines[1]!).request_id).toBe("2");
+    expect(conn.state).toBe("opening");
+    expect(transport.frames()).toEqual([]);
+    release();
+    await new Promise((r) => setTimeout(r, 10));
+    await d.idle(1000);
+    expect(conn.state).toBe("greeted");
+    expect(conn.identity).toEqual({ role: "session", sid: SID });
+    expect(transport.frames().map((f) => [f.request_id, f.ok])).toEqual([
+      ["h", true],
+      ["s", true],
+    ]);
+  });
+
+  it("refuses every request once stopping, with the connection still open", async () => {
+    const { d } = dispatcher({ instance_ping: () => ({}) as never });
+    const { conn, transport } = connection(d, user);
+    d.stop();
+    transport.feed(JSON.stringify({ op: "instance_ping", request_id: "1" }));
+    await d.idle(1000);
+    expect(transport.frames()[0]).toMatchObject({
+      error: { code: "internal_error", msg: "instance is shutting down" },
+    });
+    expect(conn.state).toBe("greeted");
   });
 });

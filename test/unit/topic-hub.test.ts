@@ -1,26 +1,35 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { foldTopicFrame, MAX_FRAME_BYTES } from "../../src/contract/index.js";
-import { Connection } from "../../src/instance/connection.js";
+import { parseTopic } from "../../src/contract/topics.js";
 import { snapshotChunks, TopicHub } from "../../src/instance/topic-hub.js";
-import type { Channel } from "../../src/instance/transport/channel.js";
+import { Connection } from "../../src/instance/wire/connection.js";
+import { memoryTransport } from "../helpers/memory-transport.js";
 
 const INSTANCE = "0123456789abcdef0123456789abcdef";
 
 function recordingConnection(): { conn: Connection; frames: () => Record<string, unknown>[] } {
-  const lines: string[] = [];
-  const channel: Channel = {
-    kind: "uds",
-    write: (line) => lines.push(line),
-    backlog: () => 0,
-    onDrain: () => {},
-    pauseReading: () => {},
-    resumeReading: () => {},
-    close: () => {},
-  };
-  const conn = new Connection(channel);
-  conn.identity = { role: "user" };
-  return { conn, frames: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  const transport = memoryTransport();
+  const conn = new Connection(transport, { frame: () => {}, oversized: () => {} });
+  conn.greet({ role: "user" });
+  return { conn, frames: transport.frames };
+}
+
+function topic(name: string) {
+  const parsed = parseTopic(name);
+  if (parsed === undefined) throw new Error(`not a topic: ${name}`);
+  return parsed;
+}
+
+function hubServing(
+  values: Record<string, () => unknown>,
+  snapshots: Record<string, () => unknown> = {},
+) {
+  const hub = new TopicHub(INSTANCE, pino({ level: "silent" }));
+  for (const [kind, provider] of Object.entries(values)) hub.provideValue(kind as never, provider);
+  for (const [kind, provider] of Object.entries(snapshots))
+    hub.provideSnapshot(kind as never, provider);
+  return hub;
 }
 
 describe("value topics in the hub", () => {
@@ -33,9 +42,9 @@ describe("value topics in the hub", () => {
 
   it("suppress a value equal to the last one sent, the snapshot included", () => {
     let value = { peers: ["a"], last_live: [] };
-    const hub = new TopicHub(INSTANCE, { peers: () => value }, {}, pino({ level: "silent" }));
+    const hub = hubServing({ peers: () => value });
     const { conn, frames } = recordingConnection();
-    hub.subscribe(conn, "peers", "peers", undefined);
+    hub.subscribe(conn, topic("peers"));
     expect(frames()).toHaveLength(1);
     expect(frames()[0]).toMatchObject({ snapshot: true, data: value });
 
@@ -52,14 +61,9 @@ describe("value topics in the hub", () => {
 
   it("send a value changing on every tick at most once per 100 ms, ending on the latest", () => {
     let n = 0;
-    const hub = new TopicHub(
-      INSTANCE,
-      { peers: () => ({ peers: [n], last_live: [] }) },
-      {},
-      pino({ level: "silent" }),
-    );
+    const hub = hubServing({ peers: () => ({ peers: [n], last_live: [] }) });
     const { conn, frames } = recordingConnection();
-    hub.subscribe(conn, "peers", "peers", undefined);
+    hub.subscribe(conn, topic("peers"));
     for (let ms = 0; ms < 1000; ms++) {
       n++;
       hub.invalidate("peers");
@@ -80,9 +84,9 @@ describe("element snapshots", () => {
       value: "v".repeat(400_000),
       updated_at: i,
     }));
-    const hub = new TopicHub(INSTANCE, {}, { kv: () => ({ entries }) }, pino({ level: "silent" }));
+    const hub = hubServing({}, { kv: () => ({ entries }) });
     const { conn, frames } = recordingConnection();
-    hub.subscribe(conn, "kv:big", "kv", "big");
+    hub.subscribe(conn, topic("kv:big"));
     const sent = frames();
     expect(sent.length).toBeGreaterThan(1);
     expect(sent[0]!.snapshot).toBe(true);

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { STATE_STORE_BUSY } from "../errors.js";
 import { Text } from "../text.js";
 import { ASSIGNEE_KINDS, LANES } from "./lanes.js";
 
@@ -89,10 +90,6 @@ export const MoveResponse = Type.Object({
   item: WorkItem,
 });
 export const UpsertResponse = Type.Object({ ok: Type.Literal(true), item: WorkItem });
-
-/** The code a mutation answers when the store's write lock stayed taken past
- * the wait, or when both mutation slots are busy: retry after `Retry-After`. */
-export const STATE_STORE_BUSY = "STATE_STORE_BUSY";
 
 /** 400 (invalid), 403 (read-only), 404, 500 — and 503 with `code`. */
 export const ControlPaneError = Type.Object({

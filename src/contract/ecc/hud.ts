@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { SESSION_CONTROLS, type SessionControl } from "./controls.js";
 
 // The portable HUD status payload `ecc.hud-status.v1` (ecc-surfaces §1). Keys
 // are camelCase (ECC's convention) except the snake_case `schema_version`,
@@ -29,18 +30,7 @@ function section<P extends Record<string, TSchema>>(fields: P) {
 const Iso = Type.String({ minLength: 1 });
 const Count = Type.Integer({ minimum: 0 });
 
-/** The eight controls: the only values of `supported` and `blocked[].control`. */
-export const SESSION_CONTROLS = [
-  "create",
-  "resume",
-  "status",
-  "stop",
-  "diff",
-  "pr",
-  "mergeQueue",
-  "conflictQueue",
-] as const;
-export type SessionControl = (typeof SESSION_CONTROLS)[number];
+export { SESSION_CONTROLS, type SessionControl };
 export const SessionControlName = Type.Union(SESSION_CONTROLS.map((c) => Type.Literal(c)));
 
 /** One unavailable control and why, e.g. "gh not installed". ECC leaves the

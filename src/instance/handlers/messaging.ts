@@ -1,5 +1,4 @@
 import { contractError } from "../../contract/errors.js";
-import type { MessageSendArgs, NotifySendArgs } from "../../contract/messaging.js";
 import type { Handlers } from "../dispatch.js";
 import type { Services } from "./services.js";
 
@@ -7,14 +6,12 @@ import type { Services } from "./services.js";
  * comes from the connection's identity, never from arguments. */
 export function messagingHandlers(s: Services): Handlers {
   return {
-    message_send(frame, { identity }) {
-      const from = identity!.role === "session" ? identity!.sid! : "user";
-      return s.messaging.send(from, frame as MessageSendArgs);
+    message_send(args, { caller }) {
+      return s.messaging.send(caller.role === "session" ? caller.sid : "user", args);
     },
 
-    notify_send(frame, { identity }) {
-      const args = frame as NotifySendArgs;
-      const about = args.sid ?? identity!.sid;
+    notify_send(args, { caller }) {
+      const about = args.sid ?? (caller.role === "session" ? caller.sid : undefined);
       if (about === undefined) {
         throw contractError("invalid_args", "/sid: required when a person sends a notification");
       }
@@ -22,12 +19,12 @@ export function messagingHandlers(s: Services): Handlers {
       return {};
     },
 
-    say_post(frame, { identity }) {
-      return { posted_at: s.messaging.say(identity!.sid!, frame.text as string) };
+    say_post(args, { caller }) {
+      return { posted_at: s.messaging.say(caller.sid, args.text) };
     },
 
-    say_mark_read(frame) {
-      s.messaging.clearUnread(frame.sid as string | undefined);
+    say_mark_read(args) {
+      s.messaging.clearUnread(args.sid);
       return {};
     },
   };

@@ -1,8 +1,7 @@
 import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
-import type { KvStore } from "../../store/kv.js";
-import type { Clock } from "../clock.js";
+import type { Kv } from "../kv.js";
 import type { Messaging } from "../messaging.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
@@ -12,12 +11,11 @@ export interface Services {
   instanceId: InstanceId;
   version: string;
   startedAt: number;
-  clock: Clock;
   log: Logger;
   sessions: Sessions;
   messaging: Messaging;
   hub: TopicHub;
-  kv: KvStore;
+  kv: Kv;
   capabilities: ReadonlySet<Capability>;
   /** The harness config home whose `projects/` tree transcripts must be in. */
   configHome: string;

@@ -1,5 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { request, response } from "./envelope.js";
+import { PROTOCOL_VERSION } from "./constants.js";
+import { type Identity, request, response } from "./envelope.js";
+import type { ErrorBody } from "./errors.js";
 import { Capability, Endpoint, InstanceId, Role, Sid, Timestamp } from "./identifiers.js";
 import { InstanceInfo, SessionMetaFields } from "./peers.js";
 import { Topic } from "./topics.js";
@@ -95,6 +97,31 @@ export function helloRoleViolations(args: HelloArgs): string[] {
       break;
   }
   return out;
+}
+
+/**
+ * Every rule of `hello` beyond its schema, in the order dispatch applies them
+ * (§1.8, §4.3.1): a connection greets once and in this generation
+ * (`bad_request`: the frame cannot be taken at all), and the fields match the
+ * role (`invalid_args`). The one place these rules live.
+ */
+export function helloRefusal(args: HelloArgs, greeted: boolean): ErrorBody | undefined {
+  if (greeted) return { code: "bad_request", msg: "this connection has already greeted" };
+  if (args.protocol_version !== PROTOCOL_VERSION) {
+    return {
+      code: "bad_request",
+      msg: `generation ${String(args.protocol_version)} is not spoken here (this instance speaks ${PROTOCOL_VERSION})`,
+    };
+  }
+  const broken = helloRoleViolations(args);
+  return broken.length > 0 ? { code: "invalid_args", msg: broken.join("\n") } : undefined;
+}
+
+/** The identity a well-formed greeting settles. */
+export function helloIdentity(args: HelloArgs): Identity {
+  if (args.role !== "session") return { role: args.role };
+  if (args.sid === undefined) throw new Error("a session greeting without sid passed the rules");
+  return { role: "session", sid: args.sid };
 }
 
 // --- instance_ping ---

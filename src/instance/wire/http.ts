@@ -1,12 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
-import { WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { Connection } from "../connection.js";
-import { WebSocketChannel } from "./channel.js";
+import { isLoopbackHost } from "../../loopback.js";
 import { LineFramer } from "./framer.js";
-import type { ConnectionSink } from "./uds.js";
+import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 
 /** A WebSocket message may carry several frames; allow a full frame plus its
  * neighbours, and let the framer answer an oversized line with bad_request
@@ -16,9 +15,10 @@ const WS_MAX_MESSAGE_BYTES = 4 * MAX_FRAME_BYTES;
 export interface HttpOptions {
   host: string;
   port: number;
-  sink: ConnectionSink;
-  /** Extra routes (the control-pane API, test hooks). */
-  routes?: (app: FastifyInstance) => void;
+  accept: Accept;
+  /** Registers the instance's plugins (control-pane API, test hooks), each
+   * encapsulated in its own Fastify context. */
+  plugins?: (app: FastifyInstance) => void;
 }
 
 /**
@@ -47,22 +47,7 @@ export async function listenHttp(
       socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new Connection(new WebSocketChannel(ws, socket));
-      const framer = new LineFramer(
-        MAX_FRAME_BYTES,
-        (line) => options.sink.line(conn, line),
-        () => options.sink.oversized(conn),
-      );
-      ws.on("message", (data: Buffer, isBinary) => {
-        framer.push(isBinary ? data : Buffer.from(data));
-        // Each message ends its last frame, with or without a trailing newline.
-        framer.push(NEWLINE);
-      });
-      ws.on("error", () => {});
-      ws.on("close", () => conn.handleClosed());
-      options.sink.accept(conn);
-    });
+    wss.handleUpgrade(req, socket, head, (ws) => options.accept(webSocketTransport(ws, socket)));
   });
 
   app.get("/*", async (req, reply) => {
@@ -70,7 +55,7 @@ export async function listenHttp(
       return reply.code(426).send({ ok: false, error: "upgrade required" });
     return reply.code(404).send({ ok: false, error: "not found" });
   });
-  options.routes?.(app);
+  options.plugins?.(app);
 
   await app.listen({ host: options.host, port: options.port });
   const bound = app.server.address();
@@ -83,6 +68,37 @@ export async function listenHttp(
 
 const NEWLINE = Buffer.from("\n");
 
+/** Newline-delimited frames inside WebSocket messages; a message ends its last
+ * frame with or without a trailing newline. */
+function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
+  const reader: FrameReader = {
+    listen(handlers) {
+      const framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
+      ws.on("message", (data: Buffer, isBinary) => {
+        framer.push(isBinary ? data : Buffer.from(data));
+        framer.push(NEWLINE);
+      });
+      ws.on("error", () => {});
+      ws.on("close", handlers.closed);
+    },
+    pause: () => ws.pause(),
+    resume: () => ws.resume(),
+  };
+  const writer: FrameWriter = {
+    write(line) {
+      if (ws.readyState === ws.OPEN) ws.send(`${line}\n`);
+    },
+    backlog: () => ws.bufferedAmount,
+    // `ws` has no drain event of its own; its socket's is the same signal.
+    onDrain: (listener) => raw.on("drain", listener),
+    close() {
+      ws.close(1001, "instance stopping");
+      setTimeout(() => ws.terminate(), 1000).unref();
+    },
+  };
+  return { kind: "ws", reader, writer };
+}
+
 /** Whether a browser origin is this instance's own (loopback names of one
  * port are the same origin to a person). */
 function sameHostOrigin(from: string, own: string): boolean {
@@ -90,9 +106,11 @@ function sameHostOrigin(from: string, own: string): boolean {
   try {
     const a = new URL(from);
     const b = new URL(own);
-    const loopback = (h: string) => h === "localhost" || h === "127.0.0.1" || h === "[::1]";
     return (
-      a.protocol === b.protocol && a.port === b.port && loopback(a.hostname) && loopback(b.hostname)
+      a.protocol === b.protocol &&
+      a.port === b.port &&
+      isLoopbackHost(a.hostname) &&
+      isLoopbackHost(b.hostname)
     );
   } catch {
     return false;

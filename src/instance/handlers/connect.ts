@@ -1,19 +1,18 @@
-import type { HelloArgs } from "../../contract/common.js";
+import { gateRefusal } from "../../contract/attributes.js";
 import { PROTOCOL_VERSION } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
 import { SESSION_META_KEYS, type SessionMeta } from "../../contract/peers.js";
-import { parseTopic, TOPIC_ATTRIBUTES, type TopicAttributes } from "../../contract/topics.js";
+import { parseTopic, TOPIC_ATTRIBUTES } from "../../contract/topics.js";
 import type { Handlers } from "../dispatch.js";
 import { checkTranscriptPath } from "../transcript-path.js";
 import type { Services } from "./services.js";
 
-/** hello, instance_ping, instance_shutdown, session_stopping, topic_subscribe,
- * topic_unsubscribe. */
-export function commonHandlers(s: Services): Handlers {
+/** The common plane: hello, instance_ping, instance_shutdown,
+ * session_stopping, topic_subscribe, topic_unsubscribe. */
+export function connectHandlers(s: Services): Handlers {
   return {
-    async hello(frame, { conn }) {
-      const args = frame as HelloArgs;
-      if (args.role === "instance" && conn.channel.kind === "ws") {
+    async hello(args, { conn }) {
+      if (args.role === "instance" && conn.kind === "ws") {
         // Over WebSocket an instance must prove its endpoint (mesh handshake);
         // over the local socket, access to the socket file is the proof.
         throw contractError(
@@ -21,25 +20,22 @@ export function commonHandlers(s: Services): Handlers {
           "instance greetings over WebSocket: not implemented in this build",
         );
       }
-      if (args.role === "session") {
+      if (args.role === "session" && args.sid !== undefined) {
+        const sid = args.sid;
         const meta: SessionMeta = {};
         for (const key of SESSION_META_KEYS) if (args[key] !== undefined) meta[key] = args[key];
         if (meta.transcript_path !== undefined) {
           const refused = await checkTranscriptPath(meta.transcript_path, s.configHome);
           if (refused !== undefined) {
             s.log.warn(
-              { sid: args.sid, path: meta.transcript_path, why: refused },
+              { sid, path: meta.transcript_path, why: refused },
               "transcript_path refused",
             );
             delete meta.transcript_path;
           }
         }
-        const sid = args.sid!;
-        conn.identity = { role: "session", sid };
         s.sessions.attach(conn, sid, meta, args.protocol_version, args.client_version);
         conn.onClose(() => s.sessions.detach(conn, sid));
-      } else {
-        conn.identity = { role: args.role };
       }
       return {
         protocol_version: PROTOCOL_VERSION,
@@ -65,32 +61,29 @@ export function commonHandlers(s: Services): Handlers {
       };
     },
 
-    instance_shutdown(_frame, ctx) {
+    instance_shutdown(_args, ctx) {
       ctx.afterReply(() => s.shutdown("instance_shutdown"));
       return {};
     },
 
-    session_stopping(frame, { identity }) {
-      const stopped_at = s.sessions.declareStopping(identity!.sid!);
-      s.log.info({ sid: identity!.sid, reason: frame.reason }, "session declared stopping");
+    session_stopping(args, { caller }) {
+      const stopped_at = s.sessions.declareStopping(caller.sid);
+      s.log.info({ sid: caller.sid, reason: args.reason }, "session declared stopping");
       return { stopped_at };
     },
 
-    topic_subscribe(frame, ctx) {
-      const topic = frame.topic as string;
+    topic_subscribe({ topic }, ctx) {
       const parsed = parseTopic(topic);
-      if (parsed === undefined)
+      if (parsed === undefined) {
         throw contractError("topic_unknown", `not a topic of this generation: ${topic}`);
-      const attrs: TopicAttributes = TOPIC_ATTRIBUTES[parsed.kind];
-      const role = ctx.identity!.role;
-      if (!attrs.roles.includes(role))
-        throw contractError("forbidden", `${parsed.kind} is not open to role ${role}`);
-      if (attrs.capability !== undefined && !s.capabilities.has(attrs.capability)) {
-        throw contractError(
-          "capability_unavailable",
-          `${parsed.kind} needs capability ${attrs.capability}`,
-        );
       }
+      const refused = gateRefusal(
+        parsed.kind,
+        TOPIC_ATTRIBUTES[parsed.kind],
+        ctx.caller.role,
+        s.capabilities,
+      );
+      if (refused !== undefined) throw contractError(refused.code, refused.msg);
       if (!s.hub.serves(parsed.kind)) {
         throw contractError(
           "internal_error",
@@ -98,14 +91,14 @@ export function commonHandlers(s: Services): Handlers {
         );
       }
       // The reply acknowledges; the value follows as the first frame.
-      ctx.afterReply(() => s.hub.subscribe(ctx.conn, topic, parsed.kind, parsed.param));
+      ctx.afterReply(() => s.hub.subscribe(ctx.conn, parsed));
       return { topic };
     },
 
-    topic_unsubscribe(frame, { conn }) {
-      const topic = frame.topic as string;
-      if (parseTopic(topic) === undefined)
+    topic_unsubscribe({ topic }, { conn }) {
+      if (parseTopic(topic) === undefined) {
         throw contractError("topic_unknown", `not a topic of this generation: ${topic}`);
+      }
       s.hub.unsubscribe(conn, topic);
       return { topic };
     },

@@ -1,10 +1,13 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomic } from "../../atomic-write.js";
+import { readJsonFile } from "../../json-file.js";
 
 // The harness's statusline JSON (harness §4.2) as ccmsg reads it. Every field
 // may be missing or of the wrong type in some harness build, so each reader
 // below checks the shape it needs and answers `undefined` otherwise. Kept free
-// of any dependency: the statusline command loads this on every refresh.
+// of any dependency but node:fs and two small file helpers: the statusline
+// command loads this on every refresh.
 
 export type Json = Record<string, unknown>;
 
@@ -60,19 +63,12 @@ export function isSafeFileName(id: string): boolean {
 export function recordStatuslineInput(dir: string, sessionId: string, text: string): boolean {
   if (!isSafeFileName(sessionId)) return false;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const target = join(dir, `${sessionId}.json`);
-  const tmp = `${target}.${process.pid}.${Date.now().toString(36)}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  renameSync(tmp, target);
+  writeFileAtomic(join(dir, `${sessionId}.json`), text);
   return true;
 }
 
 /** The last recorded input of a session, or undefined. */
 export function readRecordedInput(dir: string, sessionId: string): Json | undefined {
   if (!isSafeFileName(sessionId)) return undefined;
-  try {
-    return obj(JSON.parse(readFileSync(join(dir, `${sessionId}.json`), "utf8")));
-  } catch {
-    return undefined;
-  }
+  return obj(readJsonFile(join(dir, `${sessionId}.json`)));
 }

@@ -1,0 +1,9 @@
+import { renameSync, writeFileSync } from "node:fs";
+
+/** Write a file whole or not at all: a temp file beside it, then a rename, so
+ * a reader never sees half of it. The one place this is done. */
+export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, data, { mode });
+  renameSync(tmp, path);
+}

@@ -1,0 +1,86 @@
+import type { Logger } from "pino";
+import { MutationRunner } from "../board/runner.js";
+import type { Capability } from "../contract/identifiers.js";
+import type { InstanceInfo } from "../contract/peers.js";
+import { VERSION } from "../version.js";
+import type { Clock } from "./clock.js";
+import { Dispatcher, type Handlers } from "./dispatch.js";
+import { mirrorSessions } from "./ecc-mirror.js";
+import { connectHandlers } from "./handlers/connect.js";
+import { controlHandlers } from "./handlers/control.js";
+import { messagingHandlers } from "./handlers/messaging.js";
+import type { Services } from "./handlers/services.js";
+import type { InstanceStore } from "./instance-store.js";
+import { Kv } from "./kv.js";
+import { Messaging } from "./messaging.js";
+import { emptySessionStatus } from "./session-status.js";
+import { Sessions } from "./sessions.js";
+import { TopicHub } from "./topic-hub.js";
+import type { Connection } from "./wire/connection.js";
+import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
+
+/** What the engines are handed from outside. */
+export interface EngineInputs {
+  id: string;
+  startedAt: number;
+  clock: Clock;
+  store: InstanceStore;
+  log: Logger;
+  /** The harness config home whose `projects/` tree transcripts must be in. */
+  configHome: string;
+  self(): InstanceInfo;
+  httpAddresses(): string[];
+  shutdown(reason: string): void;
+}
+
+export interface Engines {
+  hub: TopicHub;
+  sessions: Sessions;
+  board: WorkItemsTopic;
+  runner: MutationRunner;
+  dispatcher: Dispatcher;
+  /** Every open connection. */
+  connections: Set<Connection>;
+}
+
+/**
+ * The engines, each handed what it needs: the topic hub first (engines
+ * register the topics they serve), then sessions, messaging, KV and the board,
+ * then the handler table and the dispatcher over it.
+ */
+export function buildEngines(input: EngineInputs): Engines {
+  const { id, clock, store, log } = input;
+  const hub = new TopicHub(id, log);
+  const sessions = new Sessions(id, store.lastLive, clock, store.persist);
+  sessions.onChange(() => hub.invalidate("peers"));
+  hub.provideValue("peers", () => ({ ...sessions.peers(), instances: [input.self()] }));
+  hub.provideValue("session_status", emptySessionStatus);
+  mirrorSessions(id, sessions, store.eccSessions, store.persist);
+  const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log);
+  const kv = new Kv(store.kv, hub, clock);
+  const board = serveWorkItems(store.db, hub);
+  const capabilities = new Set<Capability>();
+  const connections = new Set<Connection>();
+  const services = {
+    ...{ instanceId: id, version: VERSION, startedAt: input.startedAt, log, sessions },
+    ...{ messaging, hub, kv, capabilities, configHome: input.configHome, self: input.self },
+    clientCount: () => connections.size,
+    httpAddresses: input.httpAddresses,
+    shutdown: input.shutdown,
+  };
+  const dispatcher = new Dispatcher(id, handlerTable(services), capabilities, log, (identity) => {
+    if (identity.role === "session") sessions.touch(identity.sid);
+  });
+  const runner = new MutationRunner(undefined);
+  return { hub, sessions, board, runner, dispatcher, connections };
+}
+
+/** Every op this build implements, by plane; an op missing here answers
+ * `internal_error` "not implemented in this build". */
+export function handlerTable(services: Services): Handlers {
+  return {
+    ...connectHandlers(services),
+    ...messagingHandlers(services),
+    ...controlHandlers(services),
+  };
+}

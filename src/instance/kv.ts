@@ -1,0 +1,44 @@
+import { contractError } from "../contract/errors.js";
+import type { KvEntry, KvReadResult } from "../contract/kv.js";
+import type { KvStore } from "../store/kv.js";
+import type { Clock } from "./clock.js";
+import type { TopicHub } from "./topic-hub.js";
+
+/**
+ * The key-value engine (contract §4.3.6, §11): last writer wins on
+ * `updated_at`, a removal is a tombstone, and every change that wins reaches
+ * `kv:<ns>` subscribers. It serves that topic's snapshot.
+ */
+export class Kv {
+  constructor(
+    private readonly store: KvStore,
+    private readonly hub: TopicHub,
+    private readonly clock: Clock,
+  ) {
+    hub.provideSnapshot("kv", (_conn, ns) => ({ entries: ns === undefined ? [] : store.list(ns) }));
+  }
+
+  read(ns: string, key: string): KvReadResult {
+    const entry = this.store.read(ns, key);
+    if (entry === undefined) throw contractError("not_found", `no key ${key} in ${ns}`);
+    return entry;
+  }
+
+  /** Write at `updatedAt` (default now); returns the stamp the entry carries. */
+  write(ns: string, key: string, value: unknown, updatedAt?: number): number {
+    const stamp = updatedAt ?? this.clock.now();
+    const result = this.store.write(ns, key, value, stamp);
+    if (result.won) this.changed(ns, { key, value, updated_at: stamp });
+    return result.updated_at;
+  }
+
+  /** Remove a key (idempotent). */
+  delete(ns: string, key: string): void {
+    const now = this.clock.now();
+    if (this.store.delete(ns, key, now)) this.changed(ns, { key, updated_at: now, deleted: true });
+  }
+
+  private changed(ns: string, entry: KvEntry): void {
+    this.hub.publish(`kv:${ns}`, { entries: [entry] });
+  }
+}

@@ -1,0 +1,67 @@
+import { rmSync } from "node:fs";
+import type { Server } from "node:net";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { MutationRunner } from "../board/runner.js";
+import { encodeEvent } from "../contract/frames.js";
+import type { Dispatcher } from "./dispatch.js";
+import type { InstanceStore } from "./instance-store.js";
+import type { Sessions } from "./sessions.js";
+import type { TopicHub } from "./topic-hub.js";
+import type { Connection } from "./wire/connection.js";
+import type { WorkItemsTopic } from "./work-items-topic.js";
+
+/** What a stop takes down, in its order. */
+export interface StopParts {
+  id: string;
+  log: Logger;
+  dispatcher: Dispatcher;
+  runner: MutationRunner;
+  board: WorkItemsTopic;
+  store: InstanceStore;
+  sessions: Sessions;
+  hub: TopicHub;
+  connections: ReadonlySet<Connection>;
+  uds: Server;
+  http: FastifyInstance | undefined;
+  /** Files that exist only while the instance runs (instance.json, socket). */
+  runtimeFiles: readonly string[];
+  /** Last: close the log and release the single-instance lock. */
+  release(): Promise<void>;
+}
+
+/**
+ * Graceful stop (scenario 21's order): refuse new requests and give running
+ * ones up to 5 s; let a board mutation finish (never interrupted); tell every
+ * connection `restarting`; flush pending writes; close HTTP (capped) and the
+ * local socket last; release the lock only after every listener closed, so a
+ * stopping instance never looks stopped. Runs once, whoever asks.
+ */
+export async function stopInstance(parts: StopParts, reason: string): Promise<void> {
+  const { log } = parts;
+  log.info({ reason }, "stopping");
+  parts.dispatcher.stop();
+  await parts.dispatcher.idle(5000);
+  await parts.runner.close();
+  parts.board.dispose();
+  const restarting = encodeEvent({ ev: "restarting", instance: parts.id });
+  for (const conn of parts.connections) conn.send(restarting);
+  parts.store.queue.flush();
+  parts.sessions.close();
+  parts.hub.dispose();
+  for (const conn of parts.connections) conn.close();
+  await Promise.race([parts.http?.close(), delay(250)]);
+  await closeServer(parts.uds);
+  parts.store.db.close();
+  for (const file of parts.runtimeFiles) rmSync(file, { force: true });
+  log.info({ reason }, "stopped");
+  await parts.release();
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}

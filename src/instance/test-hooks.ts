@@ -1,0 +1,25 @@
+import type { FastifyInstance } from "fastify";
+import type { Clock } from "./clock.js";
+
+/** What the test-only routes reach. Registered only when a test starts the
+ * instance with `--test-hooks`; a production instance has none of them. */
+export interface TestHooks {
+  clock: Clock;
+  /** Re-check what time makes expire (after the clock moved). */
+  expire(): void;
+  /** Counters of the board's mutation runner and control-pane API. */
+  boardMetrics(): object;
+}
+
+/** The test-only routes, as their own encapsulated plugin. */
+export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): Promise<void> {
+  app.get("/_test/board-metrics", async () => hooks.boardMetrics());
+  // Move the instance clock instead of sleeping.
+  app.post("/_test/clock", async (req) => {
+    const ms = Number((req.body as { advance_ms?: unknown } | undefined)?.advance_ms);
+    if (!Number.isFinite(ms) || ms < 0) return { ok: false, error: "advance_ms must be ≥ 0" };
+    hooks.clock.advance(ms);
+    hooks.expire();
+    return { ok: true, now: hooks.clock.now() };
+  });
+}

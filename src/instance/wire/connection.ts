@@ -1,0 +1,92 @@
+import type { Identity } from "../../contract/envelope.js";
+import { Outbound } from "./outbound.js";
+import type { Transport, TransportKind } from "./transport.js";
+
+/**
+ * Where a connection stands. `opening` until a `hello` settles who it speaks
+ * for (`greeted`); `closing` once the instance asked the transport to end it;
+ * `closed` when the stream ended, whoever ended it. Only the connection moves
+ * between states; `greet` is the dispatcher's call.
+ */
+export type ConnectionState = "opening" | "greeted" | "closing" | "closed";
+
+/** What the connection hands each inbound frame to (the dispatcher). */
+export interface InboundHandler {
+  frame(conn: Connection, line: string): void;
+  oversized(conn: Connection): void;
+}
+
+let nextId = 1;
+
+/**
+ * One peer connection, whatever its transport: given a reader and a writer,
+ * it owns its identity, its state and its one outbound queue. Requests may
+ * complete out of order; replies carry `request_id` and are queued as each
+ * completes.
+ */
+export class Connection {
+  readonly id = nextId++;
+  readonly kind: TransportKind;
+  readonly outbound: Outbound;
+  private state_: ConnectionState = "opening";
+  private identity_: Identity | undefined;
+  private readonly closeListeners: (() => void)[] = [];
+
+  constructor(
+    private readonly transport: Transport,
+    inbound: InboundHandler,
+  ) {
+    this.kind = transport.kind;
+    this.outbound = new Outbound(transport.writer, transport.reader);
+    transport.reader.listen({
+      frame: (line) => inbound.frame(this, line),
+      oversized: () => inbound.oversized(this),
+      closed: () => this.closed(),
+    });
+  }
+
+  get state(): ConnectionState {
+    return this.state_;
+  }
+
+  /** Who the connection speaks for; undefined until greeted. */
+  get identity(): Identity | undefined {
+    return this.identity_;
+  }
+
+  get isClosed(): boolean {
+    return this.state_ === "closed";
+  }
+
+  /** Settle the identity (a `hello` succeeded). Once only. */
+  greet(identity: Identity): void {
+    if (this.state_ !== "opening") return;
+    this.identity_ = identity;
+    this.state_ = "greeted";
+  }
+
+  /** Queue a reply or a connection event. */
+  send(line: string): void {
+    if (this.state_ !== "closed") this.outbound.reply(line);
+  }
+
+  onClose(listener: () => void): void {
+    this.closeListeners.push(listener);
+  }
+
+  /** End the connection from this side. */
+  close(): void {
+    if (this.state_ === "closing" || this.state_ === "closed") return;
+    this.state_ = "closing";
+    this.outbound.flush();
+    this.transport.writer.close();
+  }
+
+  /** The transport reported the end of the stream. */
+  private closed(): void {
+    if (this.state_ === "closed") return;
+    this.state_ = "closed";
+    this.outbound.dispose();
+    for (const listener of this.closeListeners) listener();
+  }
+}

@@ -1,0 +1,213 @@
+import { performance } from "node:perf_hooks";
+import { EGRESS_MAX_WAITING, VALUE_TOPIC_INTERVAL_MS } from "../../contract/constants.js";
+import type { FrameReader, FrameWriter } from "./transport.js";
+
+/**
+ * The back-pressure policy of a connection — the one place it is written.
+ *
+ * A peer keeps up while its writer holds at most `highWaterBytes` not yet
+ * handed to the OS; frames go straight to the writer then. Past it, every frame
+ * waits in the connection's one queue, in order, and what happens next depends
+ * on its class:
+ *
+ * - `reply` (replies and connection events): never
+ *   refused — each answers something the peer asked for, so their number is
+ *   bounded by what it asks. When more than `pauseReadingBytes` of them wait,
+ *   the connection stops reading the peer's requests until the queue is below
+ *   half of that: a peer that never reads cannot grow the instance's memory.
+ * - `ordered` (element, append and event topic frames: inbox, notify, kv,
+ *   transcripts): at most `maxWaitingOrdered` frames and `maxWaitingBytes`
+ *   wait; past that the frame is refused and its publisher decides (an inbox
+ *   message stays held and its sender hears `throttled`). Nothing accepted is
+ *   dropped. A subscription's snapshot is ordered too, but never refused:
+ *   the subscriber asked for it.
+ * - `value` (whole / per_instance_whole topics: peers, session_status): paced
+ *   to one frame per `VALUE_TOPIC_INTERVAL_MS` per (topic × instance); a newer
+ *   value replaces a waiting one in its place, so the peer gets the latest.
+ */
+export const BACKPRESSURE = {
+  highWaterBytes: 64 * 1024,
+  maxWaitingOrdered: EGRESS_MAX_WAITING,
+  maxWaitingBytes: 16 * 1024 * 1024,
+  pauseReadingBytes: 4 * 1024 * 1024,
+} as const;
+
+interface Waiting {
+  line: string;
+  /** Set for value frames: the (topic × instance) they fold under. */
+  key?: string;
+  /** A reply-class frame (counted against pausing, never refused). */
+  reply?: true;
+}
+
+interface Pace {
+  lastSentAt: number;
+  pending?: string;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * A connection's one outbound queue. Replies, events and topic frames share
+ * it, which is what keeps their order: no frame overtakes one written before
+ * it — a resubscribe's snapshot cannot overtake messages already handed over,
+ * and a reply cannot overtake the frames its request caused.
+ */
+export class Outbound {
+  private queue: Waiting[] = [];
+  private head = 0;
+  private waitingOrdered = 0;
+  private waitingOrderedBytes = 0;
+  private waitingReplyBytes = 0;
+  private readingPaused = false;
+  private readonly waitingValues = new Map<string, Waiting>();
+  private readonly pace = new Map<string, Pace>();
+  private disposed = false;
+
+  constructor(
+    private readonly writer: FrameWriter,
+    private readonly reader: Pick<FrameReader, "pause" | "resume">,
+  ) {
+    writer.onDrain(() => this.pump());
+  }
+
+  private blocked(): boolean {
+    return this.head < this.queue.length || this.writer.backlog() > BACKPRESSURE.highWaterBytes;
+  }
+
+  /** A reply or a connection event. */
+  reply(line: string): void {
+    if (this.disposed) return;
+    if (!this.blocked()) {
+      this.writer.write(line);
+      return;
+    }
+    this.queue.push({ line, reply: true });
+    this.waitingReplyBytes += line.length;
+    if (!this.readingPaused && this.waitingReplyBytes > BACKPRESSURE.pauseReadingBytes) {
+      this.readingPaused = true;
+      this.reader.pause();
+    }
+  }
+
+  /** An ordered topic frame; false when refused because too many wait.
+   * `snapshot` frames are never refused. */
+  ordered(line: string, snapshot = false): boolean {
+    if (this.disposed) return false;
+    if (!this.blocked()) {
+      this.writer.write(line);
+      return true;
+    }
+    if (
+      !snapshot &&
+      (this.waitingOrdered >= BACKPRESSURE.maxWaitingOrdered ||
+        this.waitingOrderedBytes + line.length > BACKPRESSURE.maxWaitingBytes)
+    ) {
+      return false;
+    }
+    this.queue.push({ line });
+    this.waitingOrdered++;
+    this.waitingOrderedBytes += line.length;
+    return true;
+  }
+
+  /** A value frame, paced per key. `first` marks a snapshot, which is sent at
+   * once and starts the key's interval. */
+  value(key: string, line: string, first = false): void {
+    if (this.disposed) return;
+    const now = performance.now();
+    const p = this.pace.get(key);
+    if (!first && p !== undefined && now - p.lastSentAt < VALUE_TOPIC_INTERVAL_MS) {
+      p.pending = line;
+      p.timer ??= setTimeout(
+        () => {
+          p.timer = undefined;
+          const pending = p.pending;
+          p.pending = undefined;
+          if (pending !== undefined) this.emitValue(key, pending);
+        },
+        VALUE_TOPIC_INTERVAL_MS - (now - p.lastSentAt),
+      );
+      return;
+    }
+    if (p?.timer) {
+      clearTimeout(p.timer);
+      p.timer = undefined;
+      p.pending = undefined;
+    }
+    this.emitValue(key, line);
+  }
+
+  private emitValue(key: string, line: string): void {
+    const p = this.pace.get(key);
+    if (p) p.lastSentAt = performance.now();
+    else this.pace.set(key, { lastSentAt: performance.now() });
+    const waiting = this.waitingValues.get(key);
+    if (waiting !== undefined) {
+      waiting.line = line;
+      return;
+    }
+    if (!this.blocked()) {
+      this.writer.write(line);
+      return;
+    }
+    const entry = { line, key };
+    this.queue.push(entry);
+    this.waitingValues.set(key, entry);
+  }
+
+  /** Forget a key's pacing (its subscription ended). */
+  forget(key: string): void {
+    const p = this.pace.get(key);
+    if (p?.timer) clearTimeout(p.timer);
+    this.pace.delete(key);
+  }
+
+  /** Frames waiting for the peer. */
+  waiting(): number {
+    return this.queue.length - this.head;
+  }
+
+  private pump(): void {
+    while (this.head < this.queue.length && this.writer.backlog() <= BACKPRESSURE.highWaterBytes) {
+      const entry = this.queue[this.head++]!;
+      if (entry.key !== undefined) {
+        this.waitingValues.delete(entry.key);
+      } else if (entry.reply) {
+        this.waitingReplyBytes -= entry.line.length;
+      } else {
+        this.waitingOrdered--;
+        this.waitingOrderedBytes -= entry.line.length;
+      }
+      this.writer.write(entry.line);
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 1024) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    if (this.readingPaused && this.waitingReplyBytes < BACKPRESSURE.pauseReadingBytes / 2) {
+      this.readingPaused = false;
+      this.reader.resume();
+    }
+  }
+
+  /** Hand every waiting frame to the writer now, whatever its backlog: the
+   * connection is ending and its transport flushes what it holds. */
+  flush(): void {
+    for (let i = this.head; i < this.queue.length; i++) this.writer.write(this.queue[i]!.line);
+    this.queue = [];
+    this.head = 0;
+    this.waitingValues.clear();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const p of this.pace.values()) if (p.timer) clearTimeout(p.timer);
+    this.pace.clear();
+    this.queue = [];
+    this.head = 0;
+    this.waitingValues.clear();
+  }
+}

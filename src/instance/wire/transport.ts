@@ -1,0 +1,52 @@
+/**
+ * The surface every transport (Unix socket, WebSocket) gives the layer above:
+ * a reader of whole frames and a writer of frames. A transport moves bytes and
+ * splits frames; it never reads `op`, never builds a connection, and nothing
+ * above this file knows which transport it has.
+ */
+
+/** What a reader reports: each complete frame, a frame that grew past the
+ * ceiling (never buffered), and the end of the stream. */
+export interface FrameHandlers {
+  frame(line: string): void;
+  oversized(): void;
+  closed(): void;
+}
+
+/**
+ * The inbound half. `listen` is called once, at once: frames that arrive
+ * before it would be lost. Pausing stops the flow of frames (back-pressure on
+ * the peer) without closing anything.
+ */
+export interface FrameReader {
+  listen(handlers: FrameHandlers): void;
+  pause(): void;
+  resume(): void;
+}
+
+/**
+ * The outbound half. `write` hands one frame (no newline) to the OS side;
+ * `backlog` is what it accepted and has not yet handed on; `onDrain` fires when
+ * that backlog empties.
+ *
+ * Ownership: the listener that accepted the socket owns it; `close()` asks it
+ * to end the stream (and to cut it shortly after if the peer never reads).
+ */
+export interface FrameWriter {
+  write(line: string): void;
+  backlog(): number;
+  onDrain(listener: () => void): void;
+  close(): void;
+}
+
+export type TransportKind = "uds" | "ws";
+
+/** One accepted peer, as the transport hands it up. */
+export interface Transport {
+  readonly kind: TransportKind;
+  readonly reader: FrameReader;
+  readonly writer: FrameWriter;
+}
+
+/** Where a listener hands each accepted peer. */
+export type Accept = (transport: Transport) => void;

@@ -1,0 +1,59 @@
+import { chmodSync, unlinkSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { MAX_FRAME_BYTES } from "../../contract/constants.js";
+import { LineFramer } from "./framer.js";
+import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
+
+/**
+ * The local socket: access to the socket file (mode 0600, in a 0700 state
+ * directory) is the authorization. A leftover socket file from a dead instance
+ * is removed first — the caller holds the single-instance lock, so nobody else
+ * can be serving it.
+ */
+export async function listenUnix(path: string, accept: Accept): Promise<Server> {
+  try {
+    unlinkSync(path);
+  } catch {}
+  const server = createServer((socket: Socket) => accept(socketTransport(socket)));
+  const umask = process.umask(0o077);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(path, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } finally {
+    process.umask(umask);
+  }
+  chmodSync(path, 0o600);
+  return server;
+}
+
+/** Newline-delimited frames over a stream socket. */
+function socketTransport(socket: Socket): Transport {
+  const reader: FrameReader = {
+    listen(handlers) {
+      const framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
+      socket.on("data", (chunk: Buffer) => framer.push(chunk));
+      socket.on("error", () => {});
+      socket.on("close", handlers.closed);
+    },
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
+  };
+  const writer: FrameWriter = {
+    write(line) {
+      if (!socket.destroyed) socket.write(`${line}\n`);
+    },
+    backlog: () => socket.writableLength,
+    onDrain: (listener) => socket.on("drain", listener),
+    close() {
+      socket.end();
+      // A peer that never reads would keep a half-closed socket forever.
+      setTimeout(() => socket.destroy(), 1000).unref();
+    },
+  };
+  return { kind: "uds", reader, writer };
+}

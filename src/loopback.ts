@@ -1,0 +1,17 @@
+import { contractError } from "./contract/errors.js";
+
+/** Whether a host name or address (IPv6 with or without brackets) names this
+ * machine's loopback interface. The one place this is decided. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "127.0.0.1" || host === "::1" || host === "[::1]" || host === "localhost";
+}
+
+/** Split `host:port` (`[v6]:port`; a bare port means loopback). */
+export function parseHostPort(value: string): { host: string; port: number } {
+  const colon = value.lastIndexOf(":");
+  const host = colon < 0 ? "127.0.0.1" : value.slice(0, colon).replace(/^\[|\]$/g, "");
+  const port = Number(colon < 0 ? value : value.slice(colon + 1));
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw contractError("invalid_args", `not a host:port: ${value}`);
+  return { host: host || "127.0.0.1", port };
+}
