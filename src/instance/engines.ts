@@ -61,9 +61,18 @@ export function buildEngines(input: EngineInputs): Engines {
   const board = serveWorkItems(store.db, hub);
   const capabilities = new Set<Capability>();
   const connections = new Set<Connection>();
-  const services = {
-    ...{ instanceId: id, version: VERSION, startedAt: input.startedAt, log, sessions },
-    ...{ messaging, hub, kv, capabilities, configHome: input.configHome, self: input.self },
+  const services: Services = {
+    instanceId: id,
+    version: VERSION,
+    startedAt: input.startedAt,
+    log,
+    sessions,
+    messaging,
+    hub,
+    kv,
+    capabilities,
+    configHome: input.configHome,
+    self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
     shutdown: input.shutdown,
