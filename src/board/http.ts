@@ -154,13 +154,19 @@ function statusOf(error: ContractError | { statusCode?: number }): number {
   return status !== undefined && status >= 400 && status < 500 ? status : 500;
 }
 
+/** Before the body is read or the database touched: a read-only instance
+ * refuses (403), and a body that is not JSON is refused (415) — a form or
+ * `text/plain` POST is what a foreign page can send without a preflight. */
 function refuseWhenReadOnly(readOnly: boolean) {
-  return async (_req: FastifyRequest, reply: FastifyReply) => {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
     if (readOnly)
       return json(reply, 403, {
         ok: false,
         error: "read-only: board mutations are disabled on this instance",
       });
+    const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/json")
+      return json(reply, 415, { ok: false, error: "mutations take application/json bodies" });
   };
 }
 

@@ -34,7 +34,8 @@ export async function listenHttp(
 ): Promise<{ app: FastifyInstance; address: string }> {
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
-  let origin = "";
+  let admit: (host: string | undefined, origin: string | undefined) => string | undefined = () =>
+    "not listening yet";
 
   app.server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const path = (req.url ?? "").split("?")[0]!;
@@ -42,12 +43,16 @@ export async function listenHttp(
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       return;
     }
-    const from = req.headers.origin;
-    if (from !== undefined && !sameHostOrigin(from, origin)) {
+    if (admit(req.headers.host, req.headers.origin) !== undefined) {
       socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => options.accept(webSocketTransport(ws, socket)));
+  });
+  // Every route, the plugins' included: the same Host and Origin rule.
+  app.addHook("onRequest", async (req, reply) => {
+    const refused = admit(req.headers.host, req.headers.origin);
+    if (refused !== undefined) return reply.code(403).send({ ok: false, error: refused });
   });
 
   app.get("/*", async (req, reply) => {
@@ -62,7 +67,7 @@ export async function listenHttp(
   const port = typeof bound === "object" && bound !== null ? bound.port : options.port;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   const address = `${host}:${port}`;
-  origin = `http://${address}`;
+  admit = hostAndOriginRule(options.host, port);
   return { app, address };
 }
 
@@ -99,20 +104,35 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
   return { kind: "ws", reader, writer };
 }
 
-/** Whether a browser origin is this instance's own (loopback names of one
- * port are the same origin to a person). */
-function sameHostOrigin(from: string, own: string): boolean {
-  if (from === own) return true;
-  try {
-    const a = new URL(from);
-    const b = new URL(own);
-    return (
-      a.protocol === b.protocol &&
-      a.port === b.port &&
-      isLoopbackHost(a.hostname) &&
-      isLoopbackHost(b.hostname)
-    );
-  } catch {
-    return false;
-  }
+/**
+ * Who may talk to this listener (DNS rebinding, cross-site requests): the
+ * `Host` must name this listener — its bound address, or any loopback name when
+ * it is bound to loopback — and an `Origin`, when a browser sends one, must be
+ * this listener's own `http://` origin under one of those names. A wildcard
+ * bind (0.0.0.0, ::) accepts any Host until the public endpoint is configured.
+ * Returns why a request is refused, or undefined.
+ */
+function hostAndOriginRule(
+  boundHost: string,
+  port: number,
+): (host: string | undefined, origin: string | undefined) => string | undefined {
+  const wildcard = boundHost === "0.0.0.0" || boundHost === "::";
+  const bracketed = boundHost.includes(":") ? `[${boundHost}]` : boundHost;
+  const names = new Set([bracketed]);
+  if (isLoopbackHost(boundHost)) for (const n of ["127.0.0.1", "localhost", "[::1]"]) names.add(n);
+  const ours = (hostPort: string) => {
+    const colon = hostPort.lastIndexOf(":");
+    if (colon < 0 || hostPort.slice(colon + 1) !== String(port)) return false;
+    return names.has(hostPort.slice(0, colon).toLowerCase());
+  };
+  return (host, origin) => {
+    if (!wildcard && (host === undefined || !ours(host))) return "Host is not this instance";
+    if (origin === undefined) return undefined;
+    try {
+      const url = new URL(origin);
+      if (url.protocol === "http:" && (wildcard ? url.port === String(port) : ours(url.host)))
+        return undefined;
+    } catch {}
+    return "Origin is not this instance";
+  };
 }
