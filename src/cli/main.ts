@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-import { ContractError } from "../contract/errors.js";
 // The `ccmsg` command. Each command group is a module loaded on demand, so a
 // command pays only for what it uses (a cold `ccmsg post` loads the client and
 // nothing of the instance).
+
+import { ContractError } from "../contract/errors.js";
 import { VERSION } from "../version.js";
 import { fail } from "./options.js";
 

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { HudStatus } from "../contract/ecc/hud.js";
 import { readInputFields } from "../harness/claude/statusline-input.js";
+import { readTodos } from "../harness/claude/todos.js";
 import {
   type ConflictedWorktree,
   conflictedWorktrees,
@@ -19,7 +20,6 @@ import {
   type Places,
   type SessionContext,
 } from "./session-context.js";
-import { readTodos } from "./todos.js";
 import type { ConflictedItem, WorkSignals } from "./work-queues.js";
 
 // `ccmsg hud`: the `ecc.hud-status.v1` payload for one session, each section

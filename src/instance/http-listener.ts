@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import { isLoopbackHost, parseHostPort } from "../address.js";
 import { type ControlPaneDeps, controlPanePlugin } from "../board/http.js";
-import { isLoopbackHost, parseHostPort } from "../loopback.js";
 import { type TestHooks, testHooksPlugin } from "./test-hooks.js";
 import type { Accept } from "./wire/transport.js";
 

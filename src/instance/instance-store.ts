@@ -1,13 +1,11 @@
 import type { Logger } from "pino";
 import { CommitQueue } from "../store/commit-queue.js";
-import { type Db, openDatabase } from "../store/database.js";
+import type { Db } from "../store/database.js";
 import { EccSessionsStore } from "../store/ecc-sessions.js";
 import { InboxStore } from "../store/inbox.js";
 import { KvStore } from "../store/kv.js";
 import { LastLiveStore } from "../store/last-live.js";
-import { migrate } from "../store/migrate.js";
-import { MIGRATIONS } from "../store/migrations/index.js";
-import { busy, type StateStore, stateStoreOver } from "../store/state-store.js";
+import { openStateStore, type StateStore } from "../store/state-store.js";
 
 /** The longest the instance's event loop may wait for another process's write
  * lock on a synchronous write (KV, last_live); past it the op fails and is
@@ -34,17 +32,12 @@ export interface InstanceStore {
  * timer instead, so the event loop never sits in SQLite's busy wait.
  */
 export function openInstanceStore(path: string, log: Logger): InstanceStore {
-  const db = openDatabase(path, { busyTimeoutMs: MAIN_BUSY_TIMEOUT_MS });
-  try {
-    busy(path, () => migrate(db, MIGRATIONS));
-  } catch (error) {
-    db.close();
-    throw error;
-  }
+  const state = openStateStore(path, { busyTimeoutMs: MAIN_BUSY_TIMEOUT_MS });
+  const { db } = state;
   const queue = new CommitQueue(db, path);
   return {
     db,
-    state: stateStoreOver(db, path),
+    state,
     queue,
     inbox: new InboxStore(db, queue),
     lastLive: new LastLiveStore(db),

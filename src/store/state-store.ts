@@ -70,9 +70,8 @@ export function openStateStoreReadOnly(path: string): StateStore | undefined {
   return stateStoreOver(openDatabase(path, { readonly: true }), path);
 }
 
-/** The store's transaction rules over a database already open (the
- * instance's own connection). */
-export function stateStoreOver(db: Db, path: string): StateStore {
+/** The store's transaction rules over an open database. */
+function stateStoreOver(db: Db, path: string): StateStore {
   return {
     db,
     path,

@@ -7,7 +7,7 @@ import {
   renderStatusline,
   statuslineFor,
 } from "../../src/harness/claude/statusline.js";
-import { readTodos } from "../../src/hud/todos.js";
+import { readTodos } from "../../src/harness/claude/todos.js";
 import { stripAnsi, tempDir } from "./helpers.js";
 
 const SID = "5b0c2a6e-2d8e-4c1f-9a37-0f7d1e2b3c4d";

@@ -1,10 +1,10 @@
 import { basename } from "node:path";
-import { readTodos } from "../../hud/todos.js";
 import {
   readInputFields,
   recordStatuslineInput,
   type StatuslineInput,
 } from "./statusline-input.js";
+import { readTodos } from "./todos.js";
 
 // `ccmsg statusline` (ecc-surfaces §2.5): one compact line from the harness's
 // statusline JSON. It runs on every refresh of the status bar, so it uses

@@ -2,8 +2,8 @@ import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { type WebSocket, WebSocketServer } from "ws";
+import { isLoopbackHost } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { isLoopbackHost } from "../../loopback.js";
 import { LineFramer } from "./framer.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 

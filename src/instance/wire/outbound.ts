@@ -200,6 +200,9 @@ export class Outbound {
     this.queue = [];
     this.head = 0;
     this.waitingValues.clear();
+    this.waitingOrdered = 0;
+    this.waitingOrderedBytes = 0;
+    this.waitingReplyBytes = 0;
   }
 
   dispose(): void {

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { readJsonFile } from "../json-file.js";
+import { readJsonFile } from "../../json-file.js";
 
 // Claude Code's todo lists (harness §6.3, unofficial): files
 // `<config home>/todos/<session>*-agent-*.json` holding an array of

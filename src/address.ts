@@ -1,5 +1,7 @@
 import { contractError } from "./contract/errors.js";
 
+// Listen addresses: the one place a host:port is parsed and loopback is named.
+
 /** Whether a host name or address (IPv6 with or without brackets) names this
  * machine's loopback interface. The one place this is decided. */
 export function isLoopbackHost(host: string): boolean {
