@@ -19,12 +19,17 @@ interface Running {
   dir: string;
   socket: string;
   pid: number;
+  /** e.g. `http://127.0.0.1:41233/`, when started with HTTP. */
+  http?: string;
 }
 
-async function start(dir = mkdtempSync(join(tmpdir(), "ccmsg-bench-"))): Promise<Running> {
+async function start(
+  dir = mkdtempSync(join(tmpdir(), "ccmsg-bench-")),
+  http = "off",
+): Promise<Running> {
   const child = spawn(
     process.execPath,
-    [CLI, "daemon", "run", "--state-dir", dir, "--http", "off"],
+    [CLI, "daemon", "run", "--state-dir", dir, "--http", http],
     {
       stdio: ["ignore", "pipe", "inherit"],
       env: { PATH: process.env.PATH, HOME: dir },
@@ -34,8 +39,8 @@ async function start(dir = mkdtempSync(join(tmpdir(), "ccmsg-bench-"))): Promise
     child.stdout!.once("data", (c: Buffer) => resolve(c.toString()));
     child.once("exit", (code) => reject(new Error(`instance exited ${code}`)));
   });
-  const started = JSON.parse(line) as { socket: string; pid: number };
-  return { child, dir, socket: started.socket, pid: started.pid };
+  const started = JSON.parse(line) as { socket: string; pid: number; http?: string | null };
+  return { child, dir, socket: started.socket, pid: started.pid, http: started.http ?? undefined };
 }
 
 async function stop(r: Running, keep = false): Promise<void> {
@@ -144,8 +149,10 @@ async function transportFloor() {
   return { p50_us: round(median(samples)), p99_us: round(percentile(samples, 99)) };
 }
 
-/** 20,000 pipelined sends to a listening recipient, rate per tenth. */
-async function throughput(socket: string) {
+/** 20,000 pipelined sends to a listening recipient, rate per tenth. With
+ * `window` Infinity every send is in flight at once (a burst): the instance
+ * must pace the sender, not drop or refuse for a recipient that reads. */
+async function throughput(socket: string, window = 256) {
   const B = randomUUID();
   const b = await inboxListener(socket, B);
   let received = 0;
@@ -154,7 +161,6 @@ async function throughput(socket: string) {
   });
   const a = await session(socket);
   const n = 20_000;
-  const window = 256;
   const done: number[] = new Array(n);
   let notDelivered = 0;
   let next = 0;
@@ -194,9 +200,48 @@ async function throughput(socket: string) {
     first_tenth_msgs_per_s: first,
     last_tenth_msgs_per_s: last,
     last_vs_first: round(last / first, 2),
-    in_flight_window: window,
+    in_flight_window: Number.isFinite(window) ? window : "none",
     not_delivered: notDelivered,
     delivered_frames_seen: received,
+  };
+}
+
+/**
+ * Another process holds the database's write lock for a second while one
+ * send to a lost session waits to be stored: pings must go on answering at
+ * once (nothing on a connected path waits on a lock). Then the lock is let go
+ * and the held send completes.
+ */
+async function underForeignLock(r: Running) {
+  const a = await session(r.socket);
+  const lost = randomUUID();
+  (await session(r.socket, lost)).close();
+  const holder = fork(join(import.meta.dirname, "..", "test", "helpers", "lock-holder.mjs"), [
+    join(r.dir, "ccmsg.db"),
+  ]);
+  await new Promise((resolve) => holder.once("message", resolve));
+  const pending = a.request("message_send", { to: lost, text: "waits for the lock" });
+  const pings: number[] = [];
+  const health: number[] = [];
+  const until = performance.now() + 1000;
+  while (performance.now() < until) {
+    let t0 = process.hrtime.bigint();
+    await a.call("instance_ping", {});
+    pings.push(Number(process.hrtime.bigint() - t0) / 1000);
+    t0 = process.hrtime.bigint();
+    await fetch(`${r.http}api/health`).then((res) => res.arrayBuffer());
+    health.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  holder.send("release");
+  const reply = await pending;
+  a.close();
+  return {
+    pings: pings.length,
+    ping_p50_us: round(median(pings)),
+    ping_p99_us: round(percentile(pings, 99)),
+    health_p50_ms: round(median(health), 2),
+    health_p99_ms: round(percentile(health, 99), 2),
+    held_send_after_release: reply.ok ? (reply.reason ?? "delivered") : reply.error?.code,
   };
 }
 
@@ -392,6 +437,7 @@ export async function benchInstance() {
   out.one_way_latency = await latency(r.socket);
   out.one_way_transport_floor = await transportFloor();
   out.throughput = await throughput(r.socket);
+  out.burst_without_window = await throughput(r.socket, Number.POSITIVE_INFINITY);
   await holdForOthers(r.socket, 20_000);
   out.throughput_with_20000_held = await throughput(r.socket);
   out.notify_fanout_50 = await fanout(r.socket);
@@ -401,10 +447,15 @@ export async function benchInstance() {
   out.sessions_1000 = await manySessions(big);
   await stop(big);
   out.restart = await restart();
+  const locked = await start(undefined, "127.0.0.1:0");
+  out.foreign_lock = await underForeignLock(locked);
+  await stop(locked);
   out.targets = {
     one_way_p50_us: 100,
     one_way_p99_us: 1000,
     throughput_msgs_per_s: 30_000,
+    burst_not_delivered: 0,
+    health_under_lock_p99_ms: 5,
     last_tenth_within: 0.8,
     fanout_ms: 1,
     restart_ms: 300,

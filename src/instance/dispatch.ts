@@ -168,6 +168,7 @@ export class Dispatcher implements InboundHandler {
     };
     if (attrs.scope === "role" && identity !== undefined) ctx.role = identity.role;
     this.inFlight++;
+    conn.requestStarted();
     try {
       const result = await handler(frame as OpRequest<OpName>, ctx);
       if (op === "hello") conn.greet(helloIdentity(frame as OpRequest<"hello">));
@@ -181,6 +182,7 @@ export class Dispatcher implements InboundHandler {
         fail({ code: "internal_error", msg: `${op} failed inside the instance` });
       }
     } finally {
+      conn.requestSettled();
       if (--this.inFlight === 0) {
         for (const w of this.idleWaiters.splice(0)) w();
       }

@@ -57,7 +57,7 @@ export function buildEngines(input: EngineInputs): Engines {
   hub.provideValue("session_status", emptySessionStatus);
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log);
-  const kv = new Kv(store.kv, hub, clock);
+  const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
   const board = serveWorkItems(store.db, hub);
   const capabilities = new Set<Capability>();
   const connections = new Set<Connection>();

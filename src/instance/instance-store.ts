@@ -1,16 +1,12 @@
 import type { Logger } from "pino";
+import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { CommitQueue } from "../store/commit-queue.js";
-import type { Db } from "../store/database.js";
+import { type Db, isBusyError } from "../store/database.js";
 import { EccSessionsStore } from "../store/ecc-sessions.js";
 import { InboxStore } from "../store/inbox.js";
 import { KvStore } from "../store/kv.js";
 import { LastLiveStore } from "../store/last-live.js";
 import { openStateStore, type StateStore } from "../store/state-store.js";
-
-/** The longest the instance's event loop may wait for another process's write
- * lock on a synchronous write (KV, last_live); past it the op fails and is
- * retried by its caller. */
-const MAIN_BUSY_TIMEOUT_MS = 50;
 
 /** The instance's one SQLite file and the table families on it. */
 export interface InstanceStore {
@@ -27,19 +23,35 @@ export interface InstanceStore {
 }
 
 /**
- * Open and migrate the instance's file. Its own connection waits at most
- * briefly for another process's write lock: the group commit retries on a
- * timer instead, so the event loop never sits in SQLite's busy wait.
+ * Open, migrate and compact the instance's file. While starting, it may wait
+ * for another process's write lock like any writer; once open, its connection
+ * never waits (busy timeout 0): every write goes through the group commit,
+ * which retries on a timer instead, so the event loop never sits in SQLite's
+ * busy wait.
  */
-export function openInstanceStore(path: string, log: Logger): InstanceStore {
-  const state = openStateStore(path, { busyTimeoutMs: MAIN_BUSY_TIMEOUT_MS });
+export function openInstanceStore(
+  path: string,
+  log: Logger,
+  now: number,
+): { store: InstanceStore; compacted: number } {
+  const state = openStateStore(path);
   const { db } = state;
   const queue = new CommitQueue(db, path);
-  return {
+  const inbox = new InboxStore(db, queue);
+  let compacted = 0;
+  try {
+    compacted = inbox.compact(now, INBOX_RETENTION_MS).removed;
+  } catch (error) {
+    // Compaction only saves space; a store someone holds is compacted next time.
+    if (!isBusyError(error)) throw error;
+    log.warn({ err: error }, "compaction skipped: another process holds the write lock");
+  }
+  db.pragma("busy_timeout = 0");
+  const store: InstanceStore = {
     db,
     state,
     queue,
-    inbox: new InboxStore(db, queue),
+    inbox,
     lastLive: new LastLiveStore(db),
     kv: new KvStore(db),
     eccSessions: new EccSessionsStore(db),
@@ -47,4 +59,5 @@ export function openInstanceStore(path: string, log: Logger): InstanceStore {
       queue.run(write).catch((error: unknown) => log.error({ err: error }, "state write failed"));
     },
   };
+  return { store, compacted };
 }

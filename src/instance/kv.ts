@@ -10,8 +10,11 @@ import type { TopicHub } from "./topic-hub.js";
  * `kv:<ns>` subscribers. It serves that topic's snapshot.
  */
 export class Kv {
+  /** @param commit runs a write in the instance's group commit (never in
+   * SQLite's busy wait), resolving once it is on disk. */
   constructor(
     private readonly store: KvStore,
+    private readonly commit: <T>(write: () => T) => Promise<T>,
     private readonly hub: TopicHub,
     private readonly clock: Clock,
   ) {
@@ -25,17 +28,19 @@ export class Kv {
   }
 
   /** Write at `updatedAt` (default now); returns the stamp the entry carries. */
-  write(ns: string, key: string, value: unknown, updatedAt?: number): number {
+  async write(ns: string, key: string, value: unknown, updatedAt?: number): Promise<number> {
     const stamp = updatedAt ?? this.clock.now();
-    const result = this.store.write(ns, key, value, stamp);
+    const result = await this.commit(() => this.store.write(ns, key, value, stamp));
     if (result.won) this.changed(ns, { key, value, updated_at: stamp });
     return result.updated_at;
   }
 
   /** Remove a key (idempotent). */
-  delete(ns: string, key: string): void {
+  async delete(ns: string, key: string): Promise<void> {
     const now = this.clock.now();
-    if (this.store.delete(ns, key, now)) this.changed(ns, { key, updated_at: now, deleted: true });
+    if (await this.commit(() => this.store.delete(ns, key, now))) {
+      this.changed(ns, { key, updated_at: now, deleted: true });
+    }
   }
 
   private changed(ns: string, entry: KvEntry): void {

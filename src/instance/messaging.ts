@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { INBOX_MAX_PER_SID, INBOX_RETENTION_MS } from "../contract/constants.js";
-import { contractError } from "../contract/errors.js";
+import { ContractError, contractError } from "../contract/errors.js";
 import type { Sender, Sid } from "../contract/identifiers.js";
 import type {
   InboxMessage,
@@ -13,6 +13,7 @@ import type { InboxStore } from "../store/inbox.js";
 import type { Clock } from "./clock.js";
 import type { Sessions } from "./sessions.js";
 import type { TopicHub } from "./topic-hub.js";
+import type { Connection } from "./wire/connection.js";
 
 /**
  * Carrying a message from one session (or a person) to one session (contract
@@ -25,6 +26,8 @@ export class Messaging {
   private counter: number;
   /** `say_post` marks: volatile, cleared by `say_mark_read`. */
   private readonly unread = new Map<Sid, number>();
+  /** Sids with an offer of held messages in progress (one at a time). */
+  private readonly offering = new Set<Sid>();
 
   constructor(
     private readonly instanceId: string,
@@ -40,8 +43,15 @@ export class Messaging {
     // A session's inbox snapshot is what is held for it, taken as handed over.
     hub.provideSnapshot("inbox", (conn) => {
       const identity = conn.identity;
-      return identity?.role === "session" ? this.takeHeld(identity.sid) : [];
+      if (identity?.role !== "session") return [];
+      const taken = this.inbox.takeHeld(identity.sid, this.clock.now(), INBOX_RETENTION_MS);
+      // Another process holds the write lock: the snapshot is empty and what
+      // is held follows as soon as it can be taken.
+      if (taken === undefined) this.offerHeld(identity.sid, conn);
+      return taken ?? [];
     });
+    // A receiver that was refused messages reads again: offer what it missed.
+    hub.onInboxReading((sid, conn) => this.offerHeld(sid, conn));
   }
 
   async send(from: Sender, args: MessageSendArgs): Promise<MessageSendResult> {
@@ -60,12 +70,23 @@ export class Messaging {
     if (from === "user") this.sessions.markUserInput(args.to);
 
     if (target.kind === "live") {
-      const pushed = this.hub.pushInbox(args.to, message);
-      if (pushed === "accepted") {
-        await this.inbox.recordDelivered(args.to, counter, message);
+      let outcome = await this.hub.deliverInbox(args.to, message);
+      // Its receiver went while it waited; a newer one may have taken over.
+      if (outcome === "none") outcome = await this.hub.deliverInbox(args.to, message);
+      if (outcome === "accepted") {
+        // Handed over: the reply says so whatever happens to the record —
+        // a sender told otherwise would send it twice.
+        await this.inbox.recordDelivered(args.to, counter, message).catch((error: unknown) => {
+          this.log.warn({ err: error, sid: args.to }, "delivered message not recorded");
+        });
         return { delivered: true };
       }
-      return this.hold(args.to, counter, message, pushed === "refused" ? "throttled" : "preparing");
+      return this.hold(
+        args.to,
+        counter,
+        message,
+        outcome === "stalled" ? "throttled" : "preparing",
+      );
     }
     const state = lostStateOf(target.row);
     const result = await this.hold(args.to, counter, message, state);
@@ -73,26 +94,53 @@ export class Messaging {
     return result;
   }
 
+  /**
+   * Store a message for later. When it cannot be stored (the database is
+   * locked for too long, the disk is full) the reply is `internal_error`
+   * saying it was not sent: nothing was kept or delivered, so sending it
+   * again duplicates nothing.
+   */
   private async hold(
     sid: Sid,
     counter: number,
     message: InboxMessage,
     reason: "preparing" | "throttled" | "paused" | "disappeared",
   ): Promise<MessageSendResult> {
-    const { committed, dropped } = this.inbox.hold(
-      sid,
-      counter,
-      message,
-      INBOX_MAX_PER_SID,
-      (mid) => this.log.info({ sid, mid }, "inbox full: oldest message dropped"),
-    );
-    await committed;
-    return { delivered: false, reason: dropped ? "inbox_full" : reason };
+    let stored: { dropped?: string };
+    try {
+      stored = await this.inbox.hold(sid, counter, message, INBOX_MAX_PER_SID, INBOX_RETENTION_MS);
+    } catch (error) {
+      const why =
+        error instanceof ContractError ? error.message : "the message could not be stored";
+      throw contractError("internal_error", `not sent, retry: ${why}`, { cause: error });
+    }
+    if (stored.dropped === undefined) return { delivered: false, reason };
+    this.log.info({ sid, mid: stored.dropped }, "inbox full: oldest message dropped");
+    return { delivered: false, reason: "inbox_full" };
   }
 
-  /** Everything held for `sid`, leaving the inbox as it is handed over. */
-  private takeHeld(sid: Sid): InboxMessage[] {
-    return this.inbox.takeHeld(sid, this.clock.now(), INBOX_RETENTION_MS);
+  /**
+   * Hand what is held for `sid` to its inbox subscriber `conn` as soon as the
+   * store allows, if `conn` is still the one receiving then. Retried while it
+   * is (another process may hold the lock for long).
+   */
+  private offerHeld(sid: Sid, conn: Connection): void {
+    if (this.offering.has(sid)) return;
+    this.offering.add(sid);
+    const current = () => this.hub.inboxHolder(sid) === conn && !conn.isClosed;
+    this.inbox
+      .takeHeldLater(sid, () => this.clock.now(), INBOX_RETENTION_MS, current)
+      .then(
+        (messages) => {
+          this.offering.delete(sid);
+          for (const m of messages) this.hub.offerInbox(conn, m);
+        },
+        (error: unknown) => {
+          this.offering.delete(sid);
+          this.log.warn({ err: error, sid }, "held messages not offered yet");
+          if (current()) setTimeout(() => this.offerHeld(sid, conn), 1000).unref();
+        },
+      );
   }
 
   /** A best-effort line for whoever watches; nothing is kept. */

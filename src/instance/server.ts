@@ -67,9 +67,8 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const clock = new Clock(offset);
     const startedAt = clock.now();
     const id = loadOrMintInstanceId(files.instanceId);
-    const opened = openInstanceStore(files.database, log);
+    const { store: opened, compacted } = openInstanceStore(files.database, log, clock.now());
     store = opened;
-    const compacted = opened.inbox.compact(clock.now(), INBOX_RETENTION_MS);
     let http: Awaited<ReturnType<typeof startHttp>> | undefined;
     let stopping: Promise<void> | undefined;
     let resolveStopped = () => {};
@@ -117,6 +116,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
               clock,
               expire: () => sessions.expire(),
               boardMetrics: () => ({ ...runner.metrics, ...controlPaneMetrics }),
+              diskFull: (full) => opened.db.pragma(`max_page_count = ${full ? 1 : 1_073_741_823}`),
             },
       });
     }
@@ -124,7 +124,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const info = { instance: id, pid: process.pid, socket: files.socket, http: url };
     const json = { ...info, started_at: startedAt, version: VERSION };
     writeFileAtomic(files.instanceJson, `${JSON.stringify(json, null, 2)}\n`);
-    log.info({ ...info, compacted: compacted.removed }, "started");
+    log.info({ ...info, compacted }, "started");
     return { id, pid: process.pid, socket: files.socket, http: url, startedAt, stopped, stop };
   } catch (error) {
     log.error({ err: error }, "startup failed");

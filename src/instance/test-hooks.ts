@@ -9,11 +9,19 @@ export interface TestHooks {
   expire(): void;
   /** Counters of the board's mutation runner and control-pane API. */
   boardMetrics(): object;
+  /** Make the store's disk full (no page may be added) or give space back. */
+  diskFull(full: boolean): void;
 }
 
 /** The test-only routes, as their own encapsulated plugin. */
 export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): Promise<void> {
   app.get("/_test/board-metrics", async () => hooks.boardMetrics());
+  // SQLite answers SQLITE_FULL exactly as on a full disk once its file may
+  // not grow: a full disk without needing a filesystem to fill.
+  app.post("/_test/disk-full", async (req) => {
+    hooks.diskFull((req.body as { full?: unknown } | undefined)?.full === true);
+    return { ok: true };
+  });
   // Move the instance clock instead of sleeping.
   app.post("/_test/clock", async (req) => {
     const ms = Number((req.body as { advance_ms?: unknown } | undefined)?.advance_ms);

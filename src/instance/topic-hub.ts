@@ -10,6 +10,7 @@ import {
   type TopicKind,
 } from "../contract/topics.js";
 import type { Connection } from "./wire/connection.js";
+import { BACKPRESSURE } from "./wire/outbound.js";
 
 /** Computes the current value of a value topic (`whole`/`per_instance_whole`)
  * from the facts, on demand: values are derived, never stored. */
@@ -17,6 +18,14 @@ export type ValueProvider = (param: string | undefined) => unknown;
 
 /** Provides the snapshot of an element/append topic for one subscriber. */
 export type SnapshotProvider = (conn: Connection, param: string | undefined) => unknown;
+
+/** How an inbox hand-over ended (see `deliverInbox`). */
+export type InboxDelivery = "accepted" | "stalled" | "none";
+
+interface Waiting {
+  line: string;
+  resolve: (outcome: InboxDelivery) => void;
+}
 
 /** What the hub keeps of one subscribing connection. */
 interface Subscriber {
@@ -42,6 +51,12 @@ export class TopicHub {
   private readonly held = new Map<Connection, Subscriber>();
   /** The connection receiving each session's inbox: one per sid. */
   private readonly inboxHolders = new Map<string, Connection>();
+  /** Inbox messages waiting for room at a receiver that is reading. */
+  private readonly lanes = new Map<Connection, Waiting[]>();
+  private readonly stallTimers = new Map<Connection, NodeJS.Timeout>();
+  /** Receivers refused an inbox message, until they read again. */
+  private readonly throttled = new WeakSet<Connection>();
+  private inboxReading: ((sid: string, conn: Connection) => void) | undefined;
   private readonly values: Partial<Record<TopicKind, ValueProvider>> = {};
   private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>> = {};
   private readonly dirty = new Set<string>();
@@ -125,6 +140,8 @@ export class TopicHub {
     const identity = conn.identity;
     if (name === "inbox" && identity?.role === "session") {
       if (this.inboxHolders.get(identity.sid) === conn) this.inboxHolders.delete(identity.sid);
+      // Messages waiting for this receiver find their way again.
+      this.closeLane(conn, "none");
     }
   }
 
@@ -145,6 +162,7 @@ export class TopicHub {
       previous.send(encodeEvent({ ev: "subscribe_superseded" }));
     }
     this.inboxHolders.set(sid, conn);
+    conn.outbound.onProgress(() => this.progress(conn));
   }
 
   /** Whether a connection of `sid` is listening on its inbox. */
@@ -153,16 +171,94 @@ export class TopicHub {
   }
 
   /**
-   * Hand a message to the recipient's inbox subscription: `accepted` (it is on
-   * its way, exactly once), `refused` (the receiver has too much waiting; hold
-   * it), or `none` (nobody listens).
+   * Hand a message to the recipient's inbox subscription (contract §7 route
+   * b): `accepted` (on its way, exactly once), `stalled` (the receiver has
+   * taken nothing for a while and too much waits: hold it), or `none` (nobody
+   * listens). A receiver that is making progress paces the sender instead:
+   * the message waits its turn, in order, and settles `accepted` once there is
+   * room — a burst is never refused to a reader that keeps reading.
    */
-  pushInbox(sid: string, message: InboxMessage): "accepted" | "refused" | "none" {
+  deliverInbox(sid: string, message: InboxMessage): InboxDelivery | Promise<InboxDelivery> {
     const conn = this.inboxHolders.get(sid);
     if (conn === undefined || conn.isClosed) return "none";
-    const ok = conn.outbound.ordered(this.frameLine("inbox", JSON.stringify([message]), false));
-    if (!ok) this.noteRefused("inbox", conn);
-    return ok ? "accepted" : "refused";
+    const line = this.frameLine("inbox", JSON.stringify([message]), false);
+    let lane = this.lanes.get(conn);
+    if (lane === undefined) {
+      if (conn.outbound.ordered(line)) return "accepted";
+      if (conn.outbound.notReading()) {
+        this.noteRefused("inbox", conn);
+        this.throttled.add(conn);
+        return "stalled";
+      }
+      lane = this.openLane(conn);
+    }
+    return new Promise((resolve) => lane.push({ line, resolve }));
+  }
+
+  /** Offer a held message taken for `conn` (never refused: it was taken for
+   * this receiver, so it must reach it). */
+  offerInbox(conn: Connection, message: InboxMessage): void {
+    conn.outbound.ordered(this.frameLine("inbox", JSON.stringify([message]), false), true);
+  }
+
+  /** Told when a receiver that was refused messages reads again (what it was
+   * refused is held and may now be offered). */
+  onInboxReading(listener: (sid: string, conn: Connection) => void): void {
+    this.inboxReading = listener;
+  }
+
+  /** The connection that receives `sid`'s inbox now, if any. */
+  inboxHolder(sid: string): Connection | undefined {
+    return this.inboxHolders.get(sid);
+  }
+
+  /** Messages waiting for room at one receiver, in order. */
+  private openLane(conn: Connection): Waiting[] {
+    const lane: Waiting[] = [];
+    this.lanes.set(conn, lane);
+    this.watchStall(conn);
+    return lane;
+  }
+
+  /** The receiver took frames: move waiting messages into its queue while
+   * there is room; a receiver refused before is reading again. */
+  private progress(conn: Connection): void {
+    const lane = this.lanes.get(conn);
+    if (lane !== undefined) {
+      let i = 0;
+      while (i < lane.length && conn.outbound.ordered(lane[i]!.line))
+        lane[i++]!.resolve("accepted");
+      lane.splice(0, i);
+      if (lane.length === 0) this.closeLane(conn);
+    }
+    if (this.throttled.delete(conn) && conn.identity?.role === "session") {
+      this.inboxReading?.(conn.identity.sid, conn);
+    }
+  }
+
+  /** Check for a receiver that stopped taking frames while messages wait for
+   * it: those are refused (their senders hear `throttled`). */
+  private watchStall(conn: Connection): void {
+    const wait = Math.max(1, BACKPRESSURE.notReadingAfterMs - conn.outbound.stalledFor());
+    this.stallTimers.set(
+      conn,
+      setTimeout(() => {
+        if (!this.lanes.has(conn)) return;
+        if (!conn.outbound.notReading()) return this.watchStall(conn);
+        this.noteRefused("inbox", conn);
+        this.throttled.add(conn);
+        this.closeLane(conn, "stalled");
+      }, wait),
+    );
+  }
+
+  /** End a lane; what still waits in it settles with `outcome`. */
+  private closeLane(conn: Connection, outcome?: InboxDelivery): void {
+    const lane = this.lanes.get(conn);
+    this.lanes.delete(conn);
+    clearTimeout(this.stallTimers.get(conn));
+    this.stallTimers.delete(conn);
+    if (lane !== undefined && outcome !== undefined) for (const w of lane) w.resolve(outcome);
   }
 
   /**

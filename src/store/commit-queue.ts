@@ -1,9 +1,18 @@
 import { type Db, isBusyError } from "./database.js";
-import { storeBusy } from "./state-store.js";
+import { storeBusy, storeFailed } from "./state-store.js";
 
 /** How long queued writes keep retrying a write lock another process holds
  * before their callers hear `storeBusy` (STATE_STORE_BUSY). */
 const RETRY_DEADLINE_MS = 5000;
+
+interface Pending {
+  write: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (e: unknown) => void;
+  /** Set once the write ran inside a transaction that then committed. */
+  result?: unknown;
+  failed?: unknown;
+}
 
 /**
  * Group commit: writes requested during one turn of the event loop run in one
@@ -12,12 +21,16 @@ const RETRY_DEADLINE_MS = 5000;
  * of 1,000 sends pays one commit instead of 1,000, while a caller is still
  * answered only once its write is on disk.
  *
- * When another process holds the write lock, the batch is kept and retried on
- * a timer rather than waited for: the event loop never sits in SQLite's busy
- * wait, so health checks and message delivery go on meanwhile.
+ * Each write runs in its own savepoint: one that throws is undone alone and
+ * only its caller hears it. A commit that fails (a full disk) fails the batch.
+ *
+ * The connection never waits for a lock (busy timeout 0): when another process
+ * holds the write lock, the batch is kept and retried on a timer, so the event
+ * loop never sits in SQLite's busy wait and health checks, pings and delivery
+ * go on meanwhile.
  */
 export class CommitQueue {
-  private pending: { write: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private pending: Pending[] = [];
   private scheduled = false;
   private retry: NodeJS.Timeout | undefined;
   private busySince: number | undefined;
@@ -27,10 +40,10 @@ export class CommitQueue {
     private readonly path: string,
   ) {}
 
-  /** Queue a write; resolves once it is committed. */
-  run(write: () => void): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ write, resolve, reject });
+  /** Queue a write; resolves with what it returned once it is committed. */
+  run<T>(write: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ write, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled && this.retry === undefined) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -51,18 +64,32 @@ export class CommitQueue {
     try {
       this.db
         .transaction(() => {
-          for (const op of batch) op.write();
+          for (const op of batch) {
+            op.failed = undefined;
+            try {
+              op.result = this.db.transaction(op.write)();
+            } catch (error) {
+              // Busy: the whole batch waits. Some errors (a full disk) make
+              // SQLite roll back the whole transaction: the batch failed.
+              if (isBusyError(error) || !this.db.inTransaction) throw error;
+              op.failed = error;
+            }
+          }
         })
         .immediate();
     } catch (error) {
       if (isBusyError(error)) return this.backOff(error);
       this.pending = this.pending.slice(batch.length);
-      for (const op of batch) op.reject(error);
+      const failure = storeFailed(this.path, error);
+      for (const op of batch) op.reject(failure);
       return true;
     }
     this.busySince = undefined;
     this.pending = this.pending.slice(batch.length);
-    for (const op of batch) op.resolve();
+    for (const op of batch) {
+      if (op.failed !== undefined) op.reject(storeFailed(this.path, op.failed));
+      else op.resolve(op.result);
+    }
     return true;
   }
 

@@ -26,8 +26,7 @@ export class InboxStore {
     );
     this.dropOldestHeld = db.prepare(
       `UPDATE inbox SET state = 'dropped', settled_at = ?
-       WHERE counter = (SELECT min(counter) FROM inbox WHERE sid = ? AND state = 'held')
-       RETURNING counter, message`,
+       WHERE counter = (SELECT min(counter) FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ?)`,
     );
     this.selectHeld = db.prepare(
       "SELECT counter, message FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ? ORDER BY counter",
@@ -35,7 +34,9 @@ export class InboxStore {
     this.markDelivered = db.prepare(
       "UPDATE inbox SET state = 'delivered', settled_at = ? WHERE sid = ? AND state = 'held' AND counter <= ? AND sent_at > ?",
     );
-    this.countHeld = db.prepare("SELECT count(*) AS n FROM inbox WHERE sid = ? AND state = 'held'");
+    this.countHeld = db.prepare(
+      "SELECT count(*) AS n FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ?",
+    );
     this.maxCounter = db.prepare("SELECT max(counter) AS n FROM inbox");
     this.countAllHeld = db.prepare(
       "SELECT count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ?",
@@ -53,18 +54,6 @@ export class InboxStore {
     return (this.countAllHeld.get(now - retentionMs) as { n: number }).n;
   }
 
-  /** Held messages of `sid`, including any not yet committed. */
-  heldCount(sid: string): number {
-    let n = this.heldCounts.get(sid);
-    if (n === undefined) {
-      // Queued writes for this sid are all counted in memory from the moment
-      // the count exists, so the committed rows are the rest.
-      n = (this.countHeld.get(sid) as { n: number }).n;
-      this.heldCounts.set(sid, n);
-    }
-    return n;
-  }
-
   /** Record a message handed over at once. */
   recordDelivered(sid: string, counter: number, message: InboxMessage): Promise<void> {
     const json = JSON.stringify(message);
@@ -74,57 +63,85 @@ export class InboxStore {
   }
 
   /**
-   * Hold a message. When that makes more than `max` held for the sid, the
-   * oldest is dropped in the same transaction; `dropped` is then true and
-   * `onDropped` is told which mid went once the commit happened.
+   * Hold a message. When that makes more than `max` held (and not expired)
+   * for the sid, the oldest is dropped in the same transaction. Resolves once
+   * committed, with the mid dropped if one was; rejects when nothing was
+   * stored.
+   *
+   * The count is exact under every fault: it is decided inside the write's
+   * transaction. The in-memory count only ever overstates the rows (a write
+   * rolled back, a message expired), so it is trusted only below the limit and
+   * recounted from the table whenever it says full.
    */
   hold(
     sid: string,
     counter: number,
     message: InboxMessage,
     max: number,
-    onDropped?: (mid: string) => void,
-  ): { committed: Promise<void>; dropped: boolean } {
-    const count = this.heldCount(sid) + 1;
-    const dropped = count > max;
-    this.heldCounts.set(sid, dropped ? count - 1 : count);
+    retentionMs: number,
+  ): Promise<{ dropped?: string }> {
     const json = JSON.stringify(message);
-    const committed = this.queue.run(() => {
+    return this.queue.run(() => {
+      const cutoff = message.sent_at - retentionMs;
       this.insert.run(counter, sid, "held", json, message.sent_at, null);
-      if (dropped) {
-        const row = this.dropOldestHeld.get(message.sent_at, sid) as
-          | { message: string }
-          | undefined;
-        if (row && onDropped) onDropped((JSON.parse(row.message) as InboxMessage).mid);
+      let n = (this.heldCounts.get(sid) ?? this.count(sid, cutoff) - 1) + 1;
+      if (n > max) n = this.count(sid, cutoff);
+      let dropped: string | undefined;
+      if (n > max) {
+        const oldest = this.selectOldest(sid, cutoff);
+        this.dropOldestHeld.run(message.sent_at, sid, cutoff);
+        dropped = oldest;
+        n--;
       }
+      this.heldCounts.set(sid, n);
+      return dropped === undefined ? {} : { dropped };
     });
-    return { committed, dropped };
+  }
+
+  private count(sid: string, cutoff: number): number {
+    return (this.countHeld.get(sid, cutoff) as { n: number }).n;
+  }
+
+  private selectOldest(sid: string, cutoff: number): string | undefined {
+    const row = this.selectHeld.get(sid, cutoff) as { message: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.message) as InboxMessage).mid;
   }
 
   /**
    * Take everything still held for `sid` and not expired, oldest first, and
    * mark it delivered in the same step — subscribing is receiving, so a
-   * message never leaves on two routes.
+   * message never leaves on two routes. Under another process's write lock
+   * nothing is taken (`undefined`): everything stays held, never lost.
    */
-  takeHeld(sid: string, now: number, retentionMs: number): InboxMessage[] {
+  takeHeld(sid: string, now: number, retentionMs: number): InboxMessage[] | undefined {
     // Commit what is queued first (the snapshot must see every accepted
-    // message). Under another process's write lock that may not happen now:
-    // then nothing is handed over and everything stays held, never lost.
-    if (!this.queue.flush()) return [];
-    const cutoff = now - retentionMs;
-    let rows: { counter: number; message: string }[] = [];
+    // message).
+    if (!this.queue.flush()) return undefined;
     try {
-      this.db
-        .transaction(() => {
-          rows = this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[];
-          if (rows.length > 0) this.markDelivered.run(now, sid, rows.at(-1)!.counter, cutoff);
-        })
-        .immediate();
+      return this.db.transaction(() => this.takeRows(sid, now, retentionMs)).immediate();
     } catch (error) {
-      if (isBusyError(error)) return [];
+      if (isBusyError(error)) return undefined;
       throw error;
     }
-    this.heldCounts.set(sid, 0);
+  }
+
+  /** `takeHeld` through the group commit: resolves once the hand-over is
+   * committed, when `stillWanted()` holds at commit time (else takes nothing). */
+  takeHeldLater(
+    sid: string,
+    now: () => number,
+    retentionMs: number,
+    stillWanted: () => boolean,
+  ): Promise<InboxMessage[]> {
+    return this.queue.run(() => (stillWanted() ? this.takeRows(sid, now(), retentionMs) : []));
+  }
+
+  private takeRows(sid: string, now: number, retentionMs: number): InboxMessage[] {
+    const cutoff = now - retentionMs;
+    const rows = this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[];
+    if (rows.length > 0) this.markDelivered.run(now, sid, rows.at(-1)!.counter, cutoff);
+    // Recounted by the next hold, inside its own transaction.
+    this.heldCounts.delete(sid);
     return rows.map((r) => JSON.parse(r.message) as InboxMessage);
   }
 

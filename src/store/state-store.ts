@@ -26,6 +26,34 @@ export function storeBusy(dbPath: string, cause?: unknown): ContractError {
   );
 }
 
+/**
+ * What a failed write tells its caller: the disk is full, or the file could not
+ * be written, named with the file and what to do — nothing of the write was
+ * kept. Busy and damaged files keep their own failures; anything else (a
+ * programming error) is passed on as it is.
+ */
+export function storeFailed(dbPath: string, error: unknown): unknown {
+  if (error instanceof ContractError) return error;
+  if (isBusyError(error)) return storeBusy(dbPath, error);
+  if (isDamagedError(error)) return damagedDatabase(dbPath, error);
+  const code = (error as { code?: unknown })?.code;
+  if (code === "SQLITE_FULL") {
+    return contractError(
+      "internal_error",
+      `nothing was stored: the disk holding ${dbPath} is full; free space and retry`,
+      { cause: error },
+    );
+  }
+  if (typeof code === "string" && /^SQLITE_(IOERR|READONLY|CANTOPEN)/.test(code)) {
+    return contractError(
+      "internal_error",
+      `nothing was stored: ${dbPath} could not be written (${code}); retry, and check the disk if it persists`,
+      { cause: error },
+    );
+  }
+  return error;
+}
+
 /** Whether an error is the store's busy failure (`storeBusy`). */
 export function isStoreBusy(error: unknown): error is ContractError {
   return error instanceof ContractError && error.code === STATE_STORE_BUSY;

@@ -8,12 +8,12 @@ export function controlHandlers(s: Services): Handlers {
       return s.kv.read(ns, key);
     },
 
-    kv_write({ ns, key, value, updated_at }) {
-      return { updated_at: s.kv.write(ns, key, value, updated_at) };
+    async kv_write({ ns, key, value, updated_at }) {
+      return { updated_at: await s.kv.write(ns, key, value, updated_at) };
     },
 
-    kv_delete({ ns, key }) {
-      s.kv.delete(ns, key);
+    async kv_delete({ ns, key }) {
+      await s.kv.delete(ns, key);
       return {};
     },
 

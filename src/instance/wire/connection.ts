@@ -1,5 +1,5 @@
 import type { Identity } from "../../contract/envelope.js";
-import { Outbound } from "./outbound.js";
+import { BACKPRESSURE, Outbound } from "./outbound.js";
 import type { Transport, TransportKind } from "./transport.js";
 
 /**
@@ -31,13 +31,19 @@ export class Connection {
   private state_: ConnectionState = "opening";
   private identity_: Identity | undefined;
   private readonly closeListeners: (() => void)[] = [];
+  /** Why reading is paused: replies piling up, too many requests running. */
+  private readonly pausedFor = new Set<"replies" | "requests">();
+  private inFlight = 0;
 
   constructor(
     private readonly transport: Transport,
     inbound: InboundHandler,
   ) {
     this.kind = transport.kind;
-    this.outbound = new Outbound(transport.writer, transport.reader);
+    this.outbound = new Outbound(transport.writer, {
+      pause: () => this.pauseReading("replies"),
+      resume: () => this.resumeReading("replies"),
+    });
     transport.reader.listen({
       frame: (line) => inbound.frame(this, line),
       oversized: () => inbound.oversized(this),
@@ -68,6 +74,26 @@ export class Connection {
   /** Queue a reply or a connection event. */
   send(line: string): void {
     if (this.state_ !== "closed") this.outbound.reply(line);
+  }
+
+  /** A request of this peer started running; past the bound, stop reading
+   * its next ones until half of those running were answered. */
+  requestStarted(): void {
+    if (++this.inFlight > BACKPRESSURE.maxRequestsInFlight) this.pauseReading("requests");
+  }
+
+  requestSettled(): void {
+    if (--this.inFlight <= BACKPRESSURE.maxRequestsInFlight / 2) this.resumeReading("requests");
+  }
+
+  private pauseReading(why: "replies" | "requests"): void {
+    if (this.pausedFor.size === 0) this.transport.reader.pause();
+    this.pausedFor.add(why);
+  }
+
+  private resumeReading(why: "replies" | "requests"): void {
+    if (!this.pausedFor.delete(why) || this.pausedFor.size > 0) return;
+    if (this.state_ !== "closed") this.transport.reader.resume();
   }
 
   onClose(listener: () => void): void {

@@ -17,10 +17,15 @@ import type { FrameReader, FrameWriter } from "./transport.js";
  *   half of that: a peer that never reads cannot grow the instance's memory.
  * - `ordered` (element, append and event topic frames: inbox, notify, kv,
  *   transcripts): at most `maxWaitingOrdered` frames and `maxWaitingBytes`
- *   wait; past that the frame is refused and its publisher decides (an inbox
- *   message stays held and its sender hears `throttled`). Nothing accepted is
- *   dropped. A subscription's snapshot is ordered too, but never refused:
- *   the subscriber asked for it.
+ *   wait; past that the frame is refused and its publisher decides. Nothing
+ *   accepted is dropped. A subscription's snapshot is ordered too, but never
+ *   refused: the subscriber asked for it. An inbox message refused while the
+ *   peer is still making progress waits for room (its sender's reply waits
+ *   with it; see the topic hub); only a peer that has not taken a single frame
+ *   for `notReadingAfterMs` while frames wait counts as not reading.
+ * - requests: at most `maxRequestsInFlight` of one peer's requests run at
+ *   once; past that the connection stops reading it until half have been
+ *   answered, so a sender whose replies wait is paced by the socket itself.
  * - `value` (whole / per_instance_whole topics: peers, session_status): paced
  *   to one frame per `VALUE_TOPIC_INTERVAL_MS` per (topic × instance); a newer
  *   value replaces a waiting one in its place, so the peer gets the latest.
@@ -30,6 +35,8 @@ export const BACKPRESSURE = {
   maxWaitingOrdered: EGRESS_MAX_WAITING,
   maxWaitingBytes: 16 * 1024 * 1024,
   pauseReadingBytes: 4 * 1024 * 1024,
+  notReadingAfterMs: 2000,
+  maxRequestsInFlight: 1024,
 } as const;
 
 interface Waiting {
@@ -62,6 +69,9 @@ export class Outbound {
   private readonly waitingValues = new Map<string, Waiting>();
   private readonly pace = new Map<string, Pace>();
   private disposed = false;
+  /** When the peer last took frames (or frames started to wait). */
+  private progressAt = 0;
+  private progressListener: (() => void) | undefined;
 
   constructor(
     private readonly writer: FrameWriter,
@@ -81,7 +91,7 @@ export class Outbound {
       this.writer.write(line);
       return;
     }
-    this.queue.push({ line, reply: true });
+    this.enqueue({ line, reply: true });
     this.waitingReplyBytes += line.length;
     if (!this.readingPaused && this.waitingReplyBytes > BACKPRESSURE.pauseReadingBytes) {
       this.readingPaused = true;
@@ -104,7 +114,7 @@ export class Outbound {
     ) {
       return false;
     }
-    this.queue.push({ line });
+    this.enqueue({ line });
     this.waitingOrdered++;
     this.waitingOrderedBytes += line.length;
     return true;
@@ -151,8 +161,32 @@ export class Outbound {
       return;
     }
     const entry = { line, key };
-    this.queue.push(entry);
+    this.enqueue(entry);
     this.waitingValues.set(key, entry);
+  }
+
+  private enqueue(entry: Waiting): void {
+    if (this.head === this.queue.length) this.progressAt = performance.now();
+    this.queue.push(entry);
+  }
+
+  /** Whether frames wait and the peer has taken none for `notReadingAfterMs`. */
+  notReading(): boolean {
+    return (
+      this.head < this.queue.length &&
+      performance.now() - this.progressAt >= BACKPRESSURE.notReadingAfterMs
+    );
+  }
+
+  /** Milliseconds since the peer last took frames while some wait (0 when
+   * nothing waits). */
+  stalledFor(): number {
+    return this.head < this.queue.length ? performance.now() - this.progressAt : 0;
+  }
+
+  /** Told each time waiting frames moved on to the peer (one listener). */
+  onProgress(listener: () => void): void {
+    this.progressListener = listener;
   }
 
   /** Forget a key's pacing (its subscription ended). */
@@ -168,6 +202,7 @@ export class Outbound {
   }
 
   private pump(): void {
+    const before = this.head;
     while (this.head < this.queue.length && this.writer.backlog() <= BACKPRESSURE.highWaterBytes) {
       const entry = this.queue[this.head++]!;
       if (entry.key !== undefined) {
@@ -180,6 +215,9 @@ export class Outbound {
       }
       this.writer.write(entry.line);
     }
+    // A drain is the peer taking bytes; frames moving on (or none waiting)
+    // is progress.
+    const progressed = this.head !== before || this.head === this.queue.length;
     if (this.head === this.queue.length) {
       this.queue = [];
       this.head = 0;
@@ -190,6 +228,10 @@ export class Outbound {
     if (this.readingPaused && this.waitingReplyBytes < BACKPRESSURE.pauseReadingBytes / 2) {
       this.readingPaused = false;
       this.reader.resume();
+    }
+    if (progressed) {
+      this.progressAt = performance.now();
+      this.progressListener?.();
     }
   }
 
