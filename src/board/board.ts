@@ -1,15 +1,20 @@
 import { randomBytes } from "node:crypto";
-import type { WorkItem, WorkItemInput, WorkItemsSummary } from "../contract/ecc/board.js";
+import {
+  boardRequestErrors,
+  type WorkItem,
+  WorkItemInput,
+  type WorkItemsSummary,
+} from "../contract/ecc/board.js";
 import {
   ASSIGNEE_KINDS,
   type AssigneeKind,
+  boardCounts,
   isDoneStatus,
   LANES,
   type Lane,
   laneStatus,
   priorityRank,
   snapshotItem,
-  workItemLane,
 } from "../contract/ecc/lanes.js";
 import { type ContractError, contractError } from "../contract/errors.js";
 import type { StateStore } from "../store/state-store.js";
@@ -25,10 +30,25 @@ function invalid(msg: string): ContractError {
   return contractError("invalid_args", msg, { status: 400 });
 }
 
-/** The named item does not exist: `not_found` for the CLI, yet 400 over HTTP,
- * as ECC's control pane answers it. */
+/** The named item does not exist: `not_found`, HTTP 404 (ECC's control pane
+ * answers 400; ccmsg says what happened — DR-0011). */
 function notFound(id: string): ContractError {
-  return contractError("not_found", `work item ${id} not found`, { status: 400 });
+  return contractError("not_found", `work item ${id} not found`, { status: 404 });
+}
+
+/** An item's `sessionId` is a foreign key into ECC's `sessions` table: name
+ * a session the store knows, or the write is refused (not a constraint
+ * failure deep in SQLite). */
+function checkSession(items: WorkItemsStore, sessionId: string | null | undefined): void {
+  if (sessionId && !items.sessionKnown(sessionId))
+    throw invalid(`unknown session ${sessionId}: an item's sessionId must name a known session`);
+}
+
+/** The claim rules (ecc-surfaces §4.3), for every write that sets an owner:
+ * a done item cannot be taken, nor one someone else owns. */
+function checkClaimable(item: WorkItem, owner: string | null): void {
+  if (isDoneStatus(item.status)) throw invalid(`work item ${item.id} is ${item.status}`);
+  if (item.owner && item.owner !== owner) throw invalid(`already owned by ${item.owner}`);
 }
 
 /** How many recently updated items a claim without an id chooses among. */
@@ -70,11 +90,11 @@ export function claimWorkItem(store: StateStore, args: ClaimArgs): ClaimResult {
   const items = new WorkItemsStore(store.db);
   return store.write(() => {
     let target: WorkItem | undefined;
+    checkSession(items, args.sessionId);
     if (args.id !== undefined) {
       target = items.get(args.id);
       if (target === undefined) throw notFound(args.id);
-      if (isDoneStatus(target.status)) throw invalid(`work item ${args.id} is ${target.status}`);
-      if (target.owner && target.owner !== owner) throw invalid(`already owned by ${target.owner}`);
+      checkClaimable(target, owner);
     } else {
       const open = items.recent(CLAIM_WINDOW).filter((i) => !i.owner && !isDoneStatus(i.status));
       // A stable sort keeps newest-first order among equal priorities.
@@ -120,12 +140,32 @@ export function moveWorkItem(
   });
 }
 
-/** Create an item or merge fields into one; only the given fields change. */
+/**
+ * Create an item or merge fields into one; only the given fields change. An
+ * upsert is no back door around the board's verbs: changing an existing
+ * item's owner obeys the claim rules, and a done item is reopened only by a
+ * move (its status cannot be edited back to an open one here).
+ */
 export function upsertWorkItem(store: StateStore, input: WorkItemInput): WorkItem {
+  const refused = boardRequestErrors(WorkItemInput, input);
+  if (refused.length > 0) throw invalid(refused.join("; "));
   const items = new WorkItemsStore(store.db);
   const id = input.id ?? `wi-${randomBytes(4).toString("hex")}`;
   return store.write(() => {
-    if (items.get(id) === undefined && !input.title) throw invalid("a new work item needs a title");
+    const existing = items.get(id);
+    if (existing === undefined && !input.title) throw invalid("a new work item needs a title");
+    if (existing !== undefined) {
+      if (input.owner !== undefined && input.owner !== existing.owner)
+        checkClaimable(existing, input.owner);
+      if (
+        input.status !== undefined &&
+        isDoneStatus(existing.status) &&
+        !isDoneStatus(input.status)
+      ) {
+        throw invalid(`work item ${id} is ${existing.status}; move it to a lane to reopen it`);
+      }
+    }
+    checkSession(items, input.sessionId);
     return items.upsert({ ...input, id }, nowIso());
   });
 }
@@ -139,15 +179,14 @@ export function boardSummary(store: StateStore, limit: number): WorkItemsSummary
   const items = new WorkItemsStore(store.db);
   return store.read(() => {
     const counts = items.counts();
-    const kanban = { ready: 0, running: 0, blocked: 0, done: 0 };
-    for (const [status, n] of counts.byStatus) kanban[workItemLane(status)] += n;
+    const board = boardCounts(counts.byStatus);
     const recent = items.recent(limit).map(snapshotItem);
     return {
-      totalCount: counts.total,
-      openCount: counts.total - kanban.done,
-      blockedCount: kanban.blocked,
-      doneCount: kanban.done,
-      kanban,
+      totalCount: board.total,
+      openCount: board.open,
+      blockedCount: board.blocked,
+      doneCount: board.done,
+      kanban: board.kanban,
       assignment: { agent: counts.agent, human: counts.human, unassigned: counts.unassigned },
       needsAssignment: recent.filter(
         (i) => i.assigneeKind === "unassigned" && i.kanbanState !== "done",

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
+  boardRequestErrors,
   ClaimRequest,
   CONTROL_PANE_SNAPSHOT_VERSION,
   type ControlPaneSnapshot,
@@ -10,6 +11,7 @@ import {
   type WorkItemsSummary,
 } from "../contract/ecc/board.js";
 import { ContractError, STATE_STORE_BUSY } from "../contract/errors.js";
+import { exceedsJsonDepth, tooDeep } from "../contract/json-depth.js";
 import { harnessOf, type LastLiveSession, lostStateOf, type PeerInfo } from "../contract/peers.js";
 import { validationErrors } from "../contract/validate.js";
 import type { StateStore } from "../store/state-store.js";
@@ -67,11 +69,16 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
     (_req, body, done) => {
       const text = String(body);
       if (text.trim() === "") return done(null, {});
+      let parsed: unknown;
       try {
-        done(null, JSON.parse(text));
+        parsed = JSON.parse(text);
       } catch {
-        done(Object.assign(new Error("malformed JSON body"), { statusCode: 400 }), undefined);
+        return done(Object.assign(new Error("malformed JSON body"), { statusCode: 400 }));
       }
+      const deep = tooDeepField(parsed);
+      if (deep !== undefined)
+        return done(Object.assign(new Error(tooDeep(deep)), { statusCode: 400 }));
+      done(null, parsed);
     },
   );
   app.setErrorHandler(
@@ -109,15 +116,21 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
 
   app.post("/work-items", mutation, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const invalid = validationErrors(WorkItemInput, body);
-    if (invalid.length > 0) return json(reply, 400, { ok: false, error: invalid.join("; ") });
-    return mutate(deps, reply, "upsert", body, (item) => ({ ok: true, item }));
+    const invalid = refusal(WorkItemInput, body);
+    if (invalid !== undefined) return json(reply, 400, { ok: false, error: invalid });
+    // Only the model's fields travel to the worker; anything else is ignored.
+    const input: Record<string, unknown> = {};
+    for (const key of Object.keys(WorkItemInput.properties))
+      if (body[key] !== undefined) input[key] = body[key];
+    return mutate(deps, reply, "upsert", input, (item) => ({ ok: true, item }));
   });
 
   app.post("/work-items/:id/claim", mutation, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const invalid = validationErrors(ClaimRequest, body);
-    if (invalid.length > 0) return json(reply, 400, { ok: false, error: describe(invalid, body) });
+    if (typeof body.owner !== "string" || body.owner.trim() === "")
+      return json(reply, 400, { ok: false, error: "claim requires an owner" });
+    const invalid = refusal(ClaimRequest, body);
+    if (invalid !== undefined) return json(reply, 400, { ok: false, error: invalid });
     const { id } = req.params as { id: string };
     return mutate(deps, reply, "claim", { id, owner: body.owner, as: body.as }, (r) => ({
       ok: true,
@@ -152,6 +165,19 @@ function statusOf(error: ContractError | { statusCode?: number }): number {
     return error.status ?? (error.code === STATE_STORE_BUSY ? 503 : 500);
   const status = error.statusCode;
   return status !== undefined && status >= 400 && status < 500 ? status : 500;
+}
+
+/**
+ * The field of a body whose value nests deeper than MAX_JSON_DEPTH (the
+ * body itself when it is not an object), or undefined. Checked as the body is
+ * parsed, for every route and every field — used or not — so no later copy
+ * (the worker hand-off) or serialisation of a body can run out of stack.
+ */
+function tooDeepField(body: unknown): string | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  if (Array.isArray(body)) return exceedsJsonDepth(body) ? "the request body" : undefined;
+  for (const [key, value] of Object.entries(body)) if (exceedsJsonDepth(value)) return key;
+  return undefined;
 }
 
 /** Before the body is read or the database touched: a read-only instance
@@ -213,11 +239,15 @@ function json(reply: FastifyReply, status: number, body: unknown) {
     .send(`${JSON.stringify(body, null, 2)}\n`);
 }
 
-function describe(invalid: string[], body: Record<string, unknown>): string {
-  if (typeof body.owner !== "string" || body.owner.trim() === "") return "claim requires an owner";
-  if (body.as !== undefined && body.as !== "agent" && body.as !== "human")
-    return "as must be 'agent' or 'human'";
-  return invalid.join("; ");
+/** Why a body is refused, in a person's words (the schema's own messages
+ * only if those found nothing); undefined = valid. */
+function refusal(
+  schema: typeof WorkItemInput | typeof ClaimRequest,
+  body: Record<string, unknown>,
+): string | undefined {
+  const words = boardRequestErrors(schema, body);
+  const found = words.length > 0 ? words : validationErrors(schema, body);
+  return found.length > 0 ? found.join("; ") : undefined;
 }
 
 /**
@@ -246,7 +276,8 @@ function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
   ];
   const count = (state: string) => rows.filter((s) => s.state === state).length;
   // Every connected session is listed; `limit` bounds the lately lost ones
-  // (newest first). The summary counts all of them.
+  // (newest first) and nothing else — work items are always ECC's window of
+  // the 100 most recently updated. The summary counts all of them.
   const sessions = rows.slice(0, peers.length + limit);
   const worktrees = new Set(peers.map((p) => p.cwd).filter((c) => c !== ""));
   return {
@@ -262,8 +293,12 @@ function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
       totalSessions: rows.length,
       runningSessions: count("live") + count("live_unmanaged"),
       pendingSessions: count("waiting"),
-      idleSessions: 0,
-      failedSessions: count("disappeared"),
+      // A session lost without `session_stopping` is not known to have
+      // failed: most are sessions between one-shot commands (a CLI call
+      // greets as the session and leaves). ccmsg observes no failures, so
+      // they count as idle (DR-0011).
+      idleSessions: count("disappeared"),
+      failedSessions: 0,
       stoppedSessions: count("paused"),
       completedSessions: 0,
       unreadMessages: deps.unreadMessages(),

@@ -79,7 +79,6 @@ export class MutationRunner {
     this.metrics.started++;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      slot.current = { id, resolve, reject };
       const request: MutationRequest = {
         id,
         dbPath,
@@ -87,7 +86,22 @@ export class MutationRunner {
         args,
         busyTimeoutMs: this.busyTimeoutMs,
       };
-      slot.worker.postMessage(request);
+      try {
+        // The hand-off copies `args` (structured clone): a value it cannot
+        // copy throws here, before the worker saw anything — so the slot is
+        // free again at once, never held by a mutation that does not exist.
+        slot.worker.postMessage(request);
+      } catch (error) {
+        this.release();
+        reject(
+          contractError("internal_error", "the mutation could not be handed to its worker", {
+            cause: error,
+            status: 500,
+          }),
+        );
+        return;
+      }
+      slot.current = { id, resolve, reject };
     });
   }
 

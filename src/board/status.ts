@@ -1,5 +1,5 @@
 import type { WorkItem } from "../contract/ecc/board.js";
-import { workItemLane } from "../contract/ecc/lanes.js";
+import { boardCounts, countsSentence } from "../contract/ecc/lanes.js";
 import { hasTable, type StateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
 
@@ -131,20 +131,16 @@ export function readStatus(
         )
       : [];
 
-    let total = 0;
-    let closed = 0;
-    let attention = 0;
-    if (has("work_items")) {
-      // ECC's classes are the board's lanes: done is closed, blocked needs
-      // attention (and still counts as open).
-      for (const r of all("SELECT status, count(*) AS n FROM work_items GROUP BY status")) {
-        const n = r.n as number;
-        const lane = workItemLane(r.status as string);
-        total += n;
-        if (lane === "done") closed += n;
-        else if (lane === "blocked") attention += n;
-      }
-    }
+    // ECC's classes are the board's lanes, counted where the board counts
+    // them: done is closed, blocked needs attention (and still counts as open).
+    const board = boardCounts(
+      has("work_items")
+        ? all("SELECT status, count(*) AS n FROM work_items GROUP BY status").map(
+            (r) => [r.status as string, r.n as number] as const,
+          )
+        : [],
+    );
+    const attention = board.blocked;
     const items = has("work_items") ? new WorkItemsStore(store!.db).recent(limit) : [];
 
     const failedSkillRuns = failureCount;
@@ -222,10 +218,10 @@ export function readStatus(
         })),
       },
       workItems: {
-        totalCount: total,
-        openCount: total - closed,
-        blockedCount: attention,
-        closedCount: closed,
+        totalCount: board.total,
+        openCount: board.open,
+        blockedCount: board.blocked,
+        closedCount: board.done,
         items,
       },
     };
@@ -233,6 +229,12 @@ export function readStatus(
   };
   // One snapshot for every section, so the counts agree with each other.
   return store ? store.read(read) : read();
+}
+
+/** The document's work-item counts under the board's names. */
+function workItemCounts(d: StatusDocument) {
+  const w = d.workItems;
+  return { total: w.totalCount, open: w.openCount, blocked: w.blockedCount, done: w.closedCount };
 }
 
 /** The human-readable form: ECC's sections, in its order. */
@@ -250,7 +252,7 @@ export function statusText(d: StatusDocument): string {
     `Install health: ${d.installHealth.status} (${d.installHealth.healthyCount} healthy, ${d.installHealth.warningCount} warning)`,
     `Pending governance: ${d.governance.pendingCount}`,
     ...d.governance.events.map((e) => `  ${e.id}  ${e.eventType}`),
-    `Work items: ${d.workItems.openCount} open, ${d.workItems.blockedCount} blocked, ${d.workItems.closedCount} closed (${d.workItems.totalCount} in all)`,
+    `Work items: ${countsSentence(workItemCounts(d))}`,
     ...d.workItems.items.map(
       (i) => `  ${i.id}  [${i.status}] ${i.title}${i.owner ? ` — ${i.owner}` : ""}`,
     ),
@@ -284,7 +286,7 @@ export function statusMarkdown(d: StatusDocument): string {
     ...d.governance.events.map((e) => `- ${v(e.id)} ${v(e.eventType)}`),
     "",
     "## Work Items",
-    `- Open: ${v(d.workItems.openCount)}, blocked ${v(d.workItems.blockedCount)}, closed ${v(d.workItems.closedCount)}, total ${v(d.workItems.totalCount)}`,
+    `- ${countsSentence(workItemCounts(d), v)}`,
     ...d.workItems.items.map((i) => `- ${v(i.id)} ${v(i.status)} ${i.title}`),
     "",
   ].join("\n");

@@ -1,5 +1,5 @@
 import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
-import { LANES, workItemLane } from "../contract/ecc/lanes.js";
+import { countsSentence, LANES, workItemLane } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { openStateStore } from "../store/state-store.js";
@@ -72,7 +72,12 @@ export const board: Command = async (argv) => {
         const { needsAssignment: _n, items: _i, ...counts } = summary;
         print(values, { ...counts, items }, () =>
           [
-            `${summary.openCount} open / ${summary.blockedCount} blocked / ${summary.doneCount} done — ${summary.totalCount} in all`,
+            countsSentence({
+              total: summary.totalCount,
+              open: summary.openCount,
+              blocked: summary.blockedCount,
+              done: summary.doneCount,
+            }),
             `lanes: ${LANES.map((l) => `${l} ${summary.kanban[l]}`).join(", ")}`,
             ...items.map((i) => line(i)),
           ].join("\n"),

@@ -5,6 +5,12 @@ export const PROTOCOL_VERSION = 3;
 /** Per-line ceiling in both directions, counted in bytes. Also the harness
  * socket's own line limit, which is why it is this number. */
 export const MAX_FRAME_BYTES = 1_048_576;
+/** How deep free-form JSON the instance accepts may nest — work-item metadata,
+ * a KV value, any control-pane request body: at most this many arrays/objects
+ * inside each other (`{"a":1}` is one level). Deeper values are refused with
+ * `invalid_args` (HTTP 400) before anything copies or serialises them, since
+ * those steps recurse and a ~5,000-level value exhausts their stack. */
+export const MAX_JSON_DEPTH = 64;
 /** How long an undelivered message is kept (7 days). */
 export const INBOX_RETENTION_MS = 604_800_000;
 /** Undelivered messages kept per recipient; the 257th drops the oldest. */

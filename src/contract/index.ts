@@ -16,6 +16,7 @@ export * from "./files.js";
 export * from "./fold.js";
 export * from "./frames.js";
 export * from "./identifiers.js";
+export * from "./json-depth.js";
 export * from "./kv.js";
 export * from "./launcher.js";
 export * from "./llm.js";

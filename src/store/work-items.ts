@@ -56,6 +56,7 @@ export class WorkItemsStore {
   private readonly recent_;
   private readonly counts_;
   private readonly changedSince_;
+  private readonly session_;
 
   constructor(db: Db) {
     this.get_ = db.prepare("SELECT * FROM work_items WHERE id = ?");
@@ -78,6 +79,7 @@ export class WorkItemsStore {
                            ELSE 'human' END AS kind, count(*) AS n
        FROM work_items GROUP BY status, kind`,
     );
+    this.session_ = db.prepare("SELECT 1 FROM sessions WHERE id = ?");
     this.changedSince_ = db.prepare(
       "SELECT * FROM work_items WHERE updated_at > ? ORDER BY updated_at, id LIMIT 1000",
     );
@@ -86,6 +88,12 @@ export class WorkItemsStore {
   get(id: string): WorkItem | undefined {
     const row = this.get_.get(id) as Row | undefined;
     return row === undefined ? undefined : toItem(row);
+  }
+
+  /** Whether ECC's `sessions` table has this session (an item's `session_id`
+   * must name one: it is a foreign key). */
+  sessionKnown(id: string): boolean {
+    return this.session_.get(id) !== undefined;
   }
 
   /** Write a whole item (the caller merged it); `createdAt` of an existing row

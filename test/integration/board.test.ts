@@ -139,7 +139,6 @@ describe("the control-pane API", () => {
     const cases: [string, unknown, string][] = [
       ["/api/work-items/a/claim", { as: "human" }, "claim requires an owner"],
       ["/api/work-items/a/claim", { owner: "bob", as: "robot" }, "as must be 'agent' or 'human'"],
-      ["/api/work-items/nope/claim", { owner: "bob" }, "not found"],
       ["/api/work-items/d/claim", { owner: "bob" }, "is done"],
       ["/api/work-items/a/claim", { owner: "bob" }, "already owned by alice"],
       ["/api/work-items/a/claim", "{not json", "malformed JSON body"],
@@ -151,6 +150,10 @@ describe("the control-pane API", () => {
       expect(r.body.ok).toBe(false);
       expect(String(r.body.error)).toContain(why);
     }
+    // An unknown item is not there to refuse: 404 (ccmsg's choice over ECC's 400).
+    const nope = await http(inst.http, "POST", "/api/work-items/nope/claim", { owner: "bob" });
+    expect(nope.status).toBe(404);
+    expect(nope.body).toEqual({ ok: false, error: "work item nope not found" });
     const same = await http(inst.http, "POST", "/api/work-items/a/claim", { owner: "alice" });
     expect(same.status).toBe(200);
     const big = await http(inst.http, "POST", "/api/work-items", { title: "x".repeat(100_000) });

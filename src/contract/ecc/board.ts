@@ -1,7 +1,8 @@
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Kind, type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { STATE_STORE_BUSY } from "../errors.js";
-import { Text } from "../text.js";
-import { ASSIGNEE_KINDS, LANES } from "./lanes.js";
+import { exceedsJsonDepth, tooDeep } from "../json-depth.js";
+import { codePointLength, Text } from "../text.js";
+import { ASSIGNEE_KINDS, LANES, PRIORITIES } from "./lanes.js";
 
 export * from "./lanes.js";
 
@@ -58,14 +59,67 @@ export const WorkItemInput = Type.Object({
   sourceId: Type.Optional(nullable(Text({ maxLength: 200 }))),
   title: Type.Optional(Text({ minLength: 1, maxLength: 1000 })),
   status: Type.Optional(Text({ minLength: 1, maxLength: 100 })),
-  priority: Type.Optional(nullable(Text({ maxLength: 100 }))),
+  priority: Type.Optional(nullable(Type.Union(PRIORITIES.map((p) => Type.Literal(p))))),
   url: Type.Optional(nullable(Text({ maxLength: 2000 }))),
   owner: Type.Optional(nullable(Text({ maxLength: 200 }))),
   repoRoot: Type.Optional(nullable(Text({ maxLength: 4096 }))),
   sessionId: Type.Optional(nullable(Text({ maxLength: 200 }))),
+  /** Any JSON, nested at most MAX_JSON_DEPTH levels. */
   metadata: Type.Optional(Type.Unknown()),
 });
 export type WorkItemInput = Static<typeof WorkItemInput>;
+
+/**
+ * Why a request body does not fit one of the board's request schemas, in
+ * words a person reads ("title must be text of 1 to 1000 characters", "as
+ * must be 'agent' or 'human'") — never a schema path, kind or pattern. Read
+ * from the schema itself, so the words and the rule cannot drift apart. Knows
+ * the shapes these schemas use: text (nullable or not), a choice of literals,
+ * and free-form JSON, which only its depth limits. Empty = nothing to say
+ * (callers still run the schema check after it).
+ */
+export function boardRequestErrors(schema: TObject, body: unknown): string[] {
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    return ["the request body must be a JSON object"];
+  const out: string[] = [];
+  for (const [key, field] of Object.entries(schema.properties)) {
+    const value = (body as Record<string, unknown>)[key];
+    if (value === undefined) {
+      if (schema.required?.includes(key)) out.push(`${key} is required`);
+      continue;
+    }
+    const problem = fieldProblem(key, field, value);
+    if (problem !== undefined) out.push(problem);
+  }
+  return out;
+}
+
+function fieldProblem(key: string, field: TSchema, value: unknown): string | undefined {
+  // A nullable choice is a union of a union and null: flatten it.
+  const flat = (t: TSchema): TSchema[] => (t.anyOf ? (t.anyOf as TSchema[]).flatMap(flat) : [t]);
+  const members = flat(field);
+  const nullable = members.some((m) => m.type === "null");
+  const kinds = members.filter((m) => m.type !== "null");
+  const orNull = nullable ? " (or null)" : "";
+  if (value === null) return nullable ? undefined : `${key} must not be null`;
+  if (kinds.length > 0 && kinds.every((m) => m.const !== undefined)) {
+    if (kinds.some((m) => m.const === value)) return undefined;
+    const names = kinds.map((m) => `'${String(m.const)}'`);
+    return `${key} must be ${names.slice(0, -1).join(", ")}${names.length > 1 ? " or " : ""}${names.at(-1)}${orNull}`;
+  }
+  const text = kinds.find((m) => m[Kind] === "CodePointString");
+  if (text !== undefined) {
+    const min = (text.minLength as number | undefined) ?? 0;
+    const max = text.maxLength as number | undefined;
+    const n = typeof value === "string" ? codePointLength(value) : -1;
+    if (n >= min && (max === undefined || n <= max)) return undefined;
+    const range =
+      max === undefined ? `at least ${min}` : min > 0 ? `${min} to ${max}` : `at most ${max}`;
+    return `${key} must be text of ${range} characters${orNull}`;
+  }
+  if (kinds.some((m) => m[Kind] === "Unknown") && exceedsJsonDepth(value)) return tooDeep(key);
+  return undefined;
+}
 
 // --- control-pane HTTP API (§5.2) ---
 

@@ -41,6 +41,10 @@ export function isDoneStatus(status: string): boolean {
   return workItemLane(status) === "done";
 }
 
+/** The priorities a write may name — the ones claim ranking knows. Items
+ * written by other tools may carry others; those rank as normal. */
+export const PRIORITIES = ["critical", "high", "urgent", "medium", "normal", "low"] as const;
+
 /** Claim ranking: critical 0; high/urgent 1; medium/normal/unknown 2; low 3. */
 export function priorityRank(priority: string | null | undefined): number {
   switch ((priority ?? "").trim().toLowerCase()) {
@@ -54,6 +58,39 @@ export function priorityRank(priority: string | null | undefined): number {
     default:
       return 2;
   }
+}
+
+/** The board's counts, as every surface reports them: per lane, and the
+ * classes ECC names — open is everything not done, so blocked items are
+ * counted as open **and** as blocked (ecc-surfaces §2.2). */
+export interface BoardCounts {
+  total: number;
+  open: number;
+  blocked: number;
+  done: number;
+  kanban: Record<Lane, number>;
+}
+
+/** Counts from `(status, n)` groups — the one place lanes become numbers, for
+ * the board, the snapshot and `status` alike. */
+export function boardCounts(groups: Iterable<readonly [string, number]>): BoardCounts {
+  const kanban = { ready: 0, running: 0, blocked: 0, done: 0 };
+  let total = 0;
+  for (const [status, n] of groups) {
+    kanban[workItemLane(status)] += n;
+    total += n;
+  }
+  return { total, open: total - kanban.done, blocked: kanban.blocked, done: kanban.done, kanban };
+}
+
+/** The counts as one sentence that visibly adds up (open + done = all; the
+ * blocked ones are a part of open). `mark` formats each number (Markdown
+ * wraps them in back-ticks). */
+export function countsSentence(
+  c: Pick<BoardCounts, "total" | "open" | "blocked" | "done">,
+  mark: (n: number) => string = String,
+): string {
+  return `${mark(c.open)} open (${mark(c.blocked)} of them blocked), ${mark(c.done)} done — ${mark(c.total)} in all`;
 }
 
 export const ASSIGNEE_KINDS = ["agent", "human"] as const;
