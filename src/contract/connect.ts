@@ -1,9 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { PROTOCOL_VERSION } from "./constants.js";
+import { PROTOCOL_VERSION, TOPIC_NAME_MAX_CHARS } from "./constants.js";
 import { type Identity, request, response } from "./envelope.js";
 import type { ErrorBody } from "./errors.js";
 import { Capability, Endpoint, InstanceId, Role, Sid, Timestamp } from "./identifiers.js";
-import { InstanceInfo, SessionMetaFields } from "./peers.js";
+import { ClientVersion, InstanceInfo, SessionMetaFields } from "./peers.js";
+import { Text } from "./text.js";
 import { Topic } from "./topics.js";
 import { upstream } from "./upstream.js";
 
@@ -37,7 +38,7 @@ export const HelloArgs = Type.Object({
   sid: Type.Optional(Sid),
   mesh: Type.Optional(MeshHello),
   /** Client build, for display only. */
-  client_version: Type.Optional(Type.String()),
+  client_version: Type.Optional(ClientVersion),
   repo: Type.Optional(SessionMetaFields.repo),
   ws: Type.Optional(SessionMetaFields.ws),
   cwd: Type.Optional(SessionMetaFields.cwd),
@@ -189,10 +190,11 @@ export const SessionStoppingResponse = response("session_stopping", SessionStopp
 
 /** The reply only acknowledges; the value arrives as the first topic frame
  * (`snapshot: true`, except for `notify`). */
-/** Any non-empty name: whether it names a topic of this generation is the
- * handler's question, answered `topic_unknown` (not `invalid_args`), so a
- * client can tell "no such topic" from a malformed request. */
-const TopicName = Type.String({ minLength: 1 });
+/** Any non-empty name, bounded because it is echoed: whether it names a topic
+ * of this generation is the handler's question, answered `topic_unknown` (not
+ * `invalid_args`), so a client can tell "no such topic" from a malformed
+ * request. */
+const TopicName = Text({ minLength: 1, maxLength: TOPIC_NAME_MAX_CHARS });
 
 export const TopicSubscribeArgs = Type.Object({ topic: TopicName });
 export const TopicSubscribeResult = Type.Object({ topic: Topic });

@@ -7,8 +7,10 @@ import {
   Type,
   TypeGuard,
 } from "@sinclair/typebox";
+import { REQUEST_ID_MAX_CHARS } from "./constants.js";
 import { ERROR_CODES } from "./errors.js";
 import { InstanceId, Sid } from "./identifiers.js";
+import { Text } from "./text.js";
 
 // The envelope (contract §1.3–§1.7). A request is one flat object: the op's
 // arguments sit beside the envelope fields, so request schemas are built by
@@ -19,7 +21,9 @@ import { InstanceId, Sid } from "./identifiers.js";
 // not refuse a newer writer's extra optional field. See
 // docs/decisions/DR-0002-open-objects.md.
 
-export const RequestId = Type.String({ minLength: 1 });
+/** Echoed in every reply, so bounded: a longer one cannot be identified and
+ * is refused `bad_request` (step 0). */
+export const RequestId = Text({ minLength: 1, maxLength: REQUEST_ID_MAX_CHARS });
 
 /** The identity a forwarding instance acts for; `sid` exactly when `role` is
  * `session`. */

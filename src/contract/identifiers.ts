@@ -44,9 +44,13 @@ export type InstanceId = Static<typeof InstanceId>;
 export const Endpoint = Type.String({ pattern: ENDPOINT_PATTERN });
 export type Endpoint = Static<typeof Endpoint>;
 
+/** Longest mid: an instance id, a slash and a counter of up to 31 digits. The
+ * pattern alone bounds no length, and a mid is echoed (`reply_to`). */
+export const MID_MAX_CHARS = 64;
+
 /** Id of one delivery frame, `<InstanceId>/<counter>`. Not a cursor: there is no
  * ordering across instances. */
-export const Mid = Type.String({ pattern: MID_PATTERN });
+export const Mid = Type.String({ pattern: MID_PATTERN, maxLength: MID_MAX_CHARS });
 export type Mid = Static<typeof Mid>;
 
 export const ROLES = ["session", "user", "instance"] as const;
@@ -111,7 +115,7 @@ export function isInstanceId(value: unknown): value is InstanceId {
   return typeof value === "string" && value.length === 32 && instanceRe.test(value);
 }
 export function isMid(value: unknown): value is Mid {
-  return typeof value === "string" && value.length <= 64 && midRe.test(value);
+  return typeof value === "string" && value.length <= MID_MAX_CHARS && midRe.test(value);
 }
 
 /** The instance a mid was minted by, and its counter. */

@@ -1,5 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { KV_VALUE_MAX_BYTES } from "./constants.js";
 import { request, response, topicFrame } from "./envelope.js";
+import { utf8Length } from "./frames.js";
 import { KvKey, Namespace, Timestamp } from "./identifiers.js";
 import { topicNamePattern } from "./topics.js";
 
@@ -32,6 +34,14 @@ export const KvWriteResult = Type.Object({
   updated_at: Timestamp,
 });
 export const KvWriteRequest = request("kv_write", KvWriteArgs);
+
+/** The rule no schema states: a value must fit, serialised, in the frames
+ * that carry it (KV_VALUE_MAX_BYTES). */
+export function kvWriteViolations(args: KvWriteArgs): string[] {
+  const json = JSON.stringify(args.value);
+  if (json === undefined || utf8Length(json, KV_VALUE_MAX_BYTES) <= KV_VALUE_MAX_BYTES) return [];
+  return [`/value: longer than ${KV_VALUE_MAX_BYTES} bytes as JSON, so no frame could carry it`];
+}
 export const KvWriteResponse = response("kv_write", KvWriteResult);
 
 /** Idempotent: deleting a missing key is not an error. */

@@ -1,7 +1,9 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { MESSAGE_TEXT_MAX_CHARS } from "./constants.js";
 import { request, response, topicFrame } from "./envelope.js";
-import { Mid, NonEmpty, Sender, Sid, Timestamp } from "./identifiers.js";
+import { Mid, Sender, Sid, Timestamp } from "./identifiers.js";
 import { CandidateSession } from "./peers.js";
+import { Text } from "./text.js";
 import { topicNamePattern } from "./topics.js";
 
 // Messaging (contract §4.3.2, §7): one recipient per message, no rooms; the
@@ -25,12 +27,16 @@ export const UNDELIVERED_REASONS = [
   "inbox_full",
 ] as const;
 export type UndeliveredReason = (typeof UNDELIVERED_REASONS)[number];
+
+/** What a session or a person says: bounded so that, with its labels, it
+ * always fits one inbox or notify frame (constants.ts). */
+const MessageText = Text({ minLength: 1, maxLength: MESSAGE_TEXT_MAX_CHARS });
 export const UndeliveredReason = Type.Union(UNDELIVERED_REASONS.map((r) => Type.Literal(r)));
 
 export const MessageSendArgs = Type.Object({
   /** Exactly one recipient session. */
   to: Sid,
-  text: NonEmpty,
+  text: MessageText,
   /** The delivery frame this message answers. */
   reply_to: Type.Optional(Mid),
 });
@@ -50,7 +56,7 @@ export const MessageSendResponse = response("message_send", MessageSendResult);
 
 /** A session tells watchers it spoke. No log is kept (the words are in its
  * transcript); only a volatile unread mark is raised. */
-export const SayPostArgs = Type.Object({ text: NonEmpty });
+export const SayPostArgs = Type.Object({ text: MessageText });
 export const SayPostResult = Type.Object({ posted_at: Timestamp });
 export const SayPostRequest = request("say_post", SayPostArgs);
 export const SayPostResponse = response("say_post", SayPostResult);
@@ -67,7 +73,7 @@ export const SayMarkReadResponse = response("say_mark_read", SayMarkReadResult);
 export const NotifySendArgs = Type.Object({
   /** The session the line is about; omitted = the caller. */
   sid: Type.Optional(Sid),
-  text: NonEmpty,
+  text: MessageText,
 });
 export type NotifySendArgs = Static<typeof NotifySendArgs>;
 export const NotifySendResult = Type.Object({});

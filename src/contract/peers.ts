@@ -1,35 +1,47 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { META_NAME_MAX_CHARS, META_PATH_MAX_CHARS, TITLE_MAX_CHARS } from "./constants.js";
 import { topicFrame } from "./envelope.js";
+import { utf8Length } from "./frames.js";
 import { Endpoint, InstanceId, Sid, Timestamp } from "./identifiers.js";
+import { Text } from "./text.js";
 import { topicNamePattern } from "./topics.js";
 
 // Sessions as rows (contract §6): meta, connected rows, lost rows, the
 // instance list, and the `peers` topic that carries them.
 
+/** A meta string that names something (limits: constants.ts). */
+const MetaName = () => Text({ maxLength: META_NAME_MAX_CHARS });
+/** A meta string that is a path. */
+const MetaPath = () => Text({ maxLength: META_PATH_MAX_CHARS });
+
 /** Session meta, declared once and reused in `hello` and on the rows. All plain
- * strings; in `hello` every one is optional and merged field by field. */
+ * strings; in `hello` every one is optional and merged field by field. Each is
+ * bounded, so that a row — and the `peers` frame made of rows — stays small. */
 export const SessionMetaFields = {
   /** Repository display name. */
-  repo: Type.String(),
+  repo: MetaName(),
   /** Workspace (worktree) name within the repository. */
-  ws: Type.String(),
+  ws: MetaName(),
   /** The session's working directory. */
-  cwd: Type.String(),
+  cwd: MetaPath(),
   /** The transcript file; only paths inside the config home's `projects/` tree
    * are accepted, so announcing one cannot turn into reading any file. */
-  transcript_path: Type.String(),
+  transcript_path: MetaPath(),
   /** The repository container; file browsing is rooted here so sibling
    * workspaces are reachable. */
-  repo_root: Type.String(),
-  branch: Type.String(),
+  repo_root: MetaPath(),
+  branch: MetaName(),
   /** The session's own title. Absent = unknown (not "untitled"). Also the
    * material for `from_label` and `sid_label`. */
-  title: Type.String(),
+  title: Text({ maxLength: TITLE_MAX_CHARS }),
   /** Model name in the session's own spelling. */
-  model: Type.String(),
+  model: MetaName(),
   /** Reasoning effort in the session's own spelling. */
-  effort: Type.String(),
+  effort: MetaName(),
 };
+
+/** Build of a client, for display (`hello.client_version`, rows). */
+export const ClientVersion = MetaName();
 
 export const SESSION_META_KEYS = Object.keys(
   SessionMetaFields,
@@ -121,14 +133,14 @@ export const PeerInfo = Type.Object({
    * own messaging. Computed against the asker: never on its own row, never
    * for a person. */
   send_message: Type.Optional(Type.Boolean()),
-  client_version: Type.Optional(Type.String()),
+  client_version: Type.Optional(ClientVersion),
   protocol_version: Type.Integer({ minimum: 1 }),
   /** Set while some client of this session is being refused. Overwritten, not
    * accumulated. */
   stale_client: Type.Optional(
     Type.Object({
       last_seen_at: Timestamp,
-      version: Type.Optional(Type.String()),
+      version: Type.Optional(ClientVersion),
       protocol_version: Type.Optional(Type.Integer({ minimum: 1 })),
     }),
   ),
@@ -184,3 +196,41 @@ export const PeersData = Type.Object({
 export type PeersData = Static<typeof PeersData>;
 export const PeersFrame = topicFrame(topicNamePattern("peers"), PeersData);
 export type PeersFrame = Static<typeof PeersFrame>;
+
+/**
+ * The `peers` value cut to `budget` bytes of JSON. A per_instance_whole value
+ * is one frame — a second frame would replace the first — so it cannot be
+ * split like an element snapshot. Meta limits keep a row small (a few hundred
+ * bytes as sessions state it, under 100 KB at the very worst), so this cuts
+ * only in extremes; then whole rows are left out, never cut: lost sessions
+ * first, longest gone first, then connected ones, least recently active first.
+ * `leftOut` says how many, for the instance's log.
+ */
+export function fitPeers(data: PeersData, budget: number): { data: PeersData; leftOut: number } {
+  if (utf8Length(JSON.stringify(data), budget) <= budget) return { data, leftOut: 0 };
+  const size = new Map<object, number>();
+  let total = utf8Length(JSON.stringify({ ...data, peers: [], last_live: [] }));
+  for (const row of [...data.peers, ...data.last_live]) {
+    const bytes = utf8Length(JSON.stringify(row)) + 1;
+    size.set(row, bytes);
+    total += bytes;
+  }
+  const order: object[] = [
+    ...[...data.last_live].sort((a, b) => a.last_seen_at - b.last_seen_at),
+    ...[...data.peers].sort((a, b) => (a.last_activity_at ?? 0) - (b.last_activity_at ?? 0)),
+  ];
+  const out = new Set<object>();
+  for (const row of order) {
+    if (total <= budget) break;
+    out.add(row);
+    total -= size.get(row)!;
+  }
+  return {
+    data: {
+      ...data,
+      peers: data.peers.filter((r) => !out.has(r)),
+      last_live: data.last_live.filter((r) => !out.has(r)),
+    },
+    leftOut: out.size,
+  };
+}

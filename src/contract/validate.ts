@@ -4,6 +4,7 @@ import { OP_NAMES, type OpName, opErrors } from "./attributes.js";
 import { type HelloArgs, helloRoleViolations } from "./connect.js";
 import { CONNECTION_EVENTS, FailureReply } from "./envelope.js";
 import { CONNECTION_CODES, type ErrorCode } from "./errors.js";
+import { kvWriteViolations } from "./kv.js";
 import { OP_SCHEMAS, TOPIC_SCHEMAS } from "./schemas.js";
 import "./text.js";
 import { TOPIC_KINDS, topicKind } from "./topics.js";
@@ -67,11 +68,13 @@ export function compileContract(): void {
   }
 }
 
-/** Argument rules no schema can state, per op: the role rules of `hello`, and
- * the "at most one bound" rules of the transcript reads. Checked at the same
- * dispatch step as the schema, so they answer `invalid_args` too. */
+/** Argument rules no schema can state, per op: the role rules of `hello`, the
+ * size of a KV value, and the "at most one bound" rules of the transcript
+ * reads. Checked at the same dispatch step as the schema, so they answer
+ * `invalid_args` too. */
 const ARG_RULES: Partial<Record<OpName, (args: never) => string[]>> = {
   hello: (args: HelloArgs) => helloRoleViolations(args),
+  kv_write: kvWriteViolations,
   transcript_read: transcriptArgViolations,
   transcript_items_read: transcriptArgViolations,
   session_dump_write: transcriptArgViolations,

@@ -8,12 +8,13 @@ import {
   type OpName,
 } from "../contract/attributes.js";
 import { helloIdentity, helloRefusal } from "../contract/connect.js";
-import type { Identity } from "../contract/envelope.js";
+import { REQUEST_ID_MAX_CHARS } from "../contract/constants.js";
+import { type Identity, RequestId } from "../contract/envelope.js";
 import { ContractError, type ErrorBody } from "../contract/errors.js";
 import { encodeFailure, encodeReply } from "../contract/frames.js";
 import type { Capability, Role } from "../contract/identifiers.js";
 import { OP_SCHEMAS, type OpRequest, type OpResult } from "../contract/schemas.js";
-import { argRuleViolations, validationErrors } from "../contract/validate.js";
+import { argRuleViolations, isValid, validationErrors } from "../contract/validate.js";
 import type { Connection, InboundHandler } from "./wire/connection.js";
 
 /** What a handler of `op` is told. `caller` is narrowed by the op's row (a
@@ -119,7 +120,15 @@ export class Dispatcher implements InboundHandler {
     }
     const f = frame as Record<string, unknown>;
     const requestId = requestIdOf(f);
-    if (requestId === undefined) return { code: "bad_request", msg: "missing request_id" };
+    if (requestId === undefined) {
+      const given = typeof f.request_id === "string" && f.request_id !== "";
+      return {
+        code: "bad_request",
+        msg: given
+          ? `request_id is longer than ${REQUEST_ID_MAX_CHARS} characters`
+          : "missing request_id",
+      };
+    }
     if (typeof f.op !== "string") return { code: "bad_request", msg: "missing op" };
     // 1. the op is in the table
     if (!isOpName(f.op)) return { code: "unknown_op", msg: `unknown op: ${f.op.slice(0, 100)}` };
@@ -202,7 +211,8 @@ export class Dispatcher implements InboundHandler {
   }
 }
 
+/** The request_id to echo: a string within RequestId's limits, else none. */
 function requestIdOf(frame: unknown): string | undefined {
   const id = (frame as { request_id?: unknown } | null)?.request_id;
-  return typeof id === "string" && id.length > 0 ? id : undefined;
+  return typeof id === "string" && isValid(RequestId, id) ? id : undefined;
 }

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
 import type { Capability } from "../contract/identifiers.js";
-import type { InstanceInfo } from "../contract/peers.js";
+import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
 import { Dispatcher, type Handlers } from "./dispatch.js";
@@ -53,7 +53,14 @@ export function buildEngines(input: EngineInputs): Engines {
   const hub = new TopicHub(id, log);
   const sessions = new Sessions(id, store.lastLive, clock, store.persist);
   sessions.onChange(() => hub.invalidate("peers"));
-  hub.provideValue("peers", () => ({ ...sessions.peers(), instances: [input.self()] }));
+  let peersLeftOut = 0;
+  hub.provideValue("peers", (_param, budget) => {
+    const fit = fitPeers({ ...sessions.peers(), instances: [input.self()] }, budget);
+    if (fit.leftOut !== peersLeftOut && fit.leftOut > 0)
+      log.warn({ left_out: fit.leftOut }, "peers frame: rows left out to fit MAX_FRAME_BYTES");
+    peersLeftOut = fit.leftOut;
+    return fit.data;
+  });
   hub.provideValue("session_status", emptySessionStatus);
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log);

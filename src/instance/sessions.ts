@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { LAST_LIVE_RETENTION_MS } from "../contract/constants.js";
+import { CANDIDATES_MAX, LAST_LIVE_RETENTION_MS } from "../contract/constants.js";
 import type { InstanceId, Sid } from "../contract/identifiers.js";
 import {
   type CandidateSession,
@@ -241,19 +241,21 @@ export class Sessions {
     return sid;
   }
 
-  /** Live sessions in the same repository as `sid` (paused/gone addressee). */
+  /** Live sessions in the same repository as `sid` (paused/gone addressee),
+   * most recently active first, at most CANDIDATES_MAX. */
   candidates(row: LastLiveSession): CandidateSession[] {
     const root = row.repo_root ?? row.cwd;
     if (!root) return [];
-    const out: CandidateSession[] = [];
-    for (const s of this.live.values()) {
-      if (s.sid === row.sid || (s.meta.repo_root ?? s.meta.cwd) !== root) continue;
+    const near = [...this.live.values()].filter(
+      (s) => s.sid !== row.sid && (s.meta.repo_root ?? s.meta.cwd) === root,
+    );
+    near.sort((a, b) => b.last_activity_at - a.last_activity_at);
+    return near.slice(0, CANDIDATES_MAX).map((s) => {
       const c: CandidateSession = { sid: s.sid, instance: this.instanceId };
       const { ws } = this.location(s.meta);
       if (ws) c.ws = ws;
-      out.push(c);
-    }
-    return out;
+      return c;
+    });
   }
 
   /** The `peers` value of this instance. */

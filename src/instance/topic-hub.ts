@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { MAX_FRAME_BYTES, VALUE_TOPIC_INTERVAL_MS } from "../contract/constants.js";
-import { encodeEvent, encodeTopicFrame } from "../contract/frames.js";
+import { encodeEvent, encodeTopicFrame, topicDataBudget, utf8Length } from "../contract/frames.js";
 import type { InboxMessage } from "../contract/messaging.js";
 import {
   type ParsedTopic,
@@ -13,8 +13,10 @@ import type { Connection } from "./wire/connection.js";
 import { BACKPRESSURE } from "./wire/outbound.js";
 
 /** Computes the current value of a value topic (`whole`/`per_instance_whole`)
- * from the facts, on demand: values are derived, never stored. */
-export type ValueProvider = (param: string | undefined) => unknown;
+ * from the facts, on demand: values are derived, never stored. A value is one
+ * frame — it cannot be split — so the provider makes it fit `budget` bytes of
+ * serialised data. */
+export type ValueProvider = (param: string | undefined, budget: number) => unknown;
 
 /** Provides the snapshot of an element/append topic for one subscriber. */
 export type SnapshotProvider = (conn: Connection, param: string | undefined) => unknown;
@@ -112,21 +114,32 @@ export class TopicHub {
     if (kind === "inbox" && identity?.role === "session") this.takeInbox(conn, identity.sid);
     if (granularity === "event") return;
     if (granularity === "whole" || granularity === "per_instance_whole") {
-      const json = JSON.stringify(this.values[kind]!(param));
+      const json = this.valueJson(name, kind, param);
       // Remember the value in its delta form, so an unchanged value is
       // suppressed although the snapshot line carried `snapshot: true`.
-      sub.lastValues.set(name, this.frameLine(name, json, false));
-      conn.outbound.value(this.valueKey(name), this.frameLine(name, json, true), true);
+      const delta = this.frameLine(name, json, false);
+      const line = this.frameLine(name, json, true);
+      if (delta === undefined || line === undefined) return;
+      sub.lastValues.set(name, delta);
+      conn.outbound.value(this.valueKey(name), line, true);
       return;
     }
     const data = this.snapshots[kind]!(conn, param);
     // The first frames of the subscription: never refused, and queued behind
     // whatever already waits, so a resubscribe's snapshot cannot overtake
-    // messages handed over earlier.
+    // messages handed over earlier. Each part fits a frame by construction.
     const shape = (TOPIC_ATTRIBUTES[kind] as TopicAttributes).elements!;
-    snapshotChunks(data, shape.list).forEach((json, i) => {
-      conn.outbound.ordered(this.frameLine(name, json, i === 0), true);
+    const budget = topicDataBudget(name, this.instanceId);
+    const parts = snapshotChunks(data, shape.list, budget, (n) => this.tooLarge(name, n));
+    parts.forEach((json, i) => {
+      const line = this.frameLine(name, json, i === 0);
+      if (line !== undefined) conn.outbound.ordered(line, true);
     });
+  }
+
+  /** A value topic's current value, serialised to fit one frame. */
+  private valueJson(name: string, kind: TopicKind, param: string | undefined): string {
+    return JSON.stringify(this.values[kind]!(param, topicDataBudget(name, this.instanceId)));
   }
 
   unsubscribe(conn: Connection, name: string): void {
@@ -181,7 +194,14 @@ export class TopicHub {
   deliverInbox(sid: string, message: InboxMessage): InboxDelivery | Promise<InboxDelivery> {
     const conn = this.inboxHolders.get(sid);
     if (conn === undefined || conn.isClosed) return "none";
+    // Message text and labels are bounded so that one message always fits a
+    // frame; one that still does not (a label stored by an older build) is
+    // held, as for a receiver that is not keeping up.
     const line = this.frameLine("inbox", JSON.stringify([message]), false);
+    if (line === undefined) {
+      this.noteRefused("inbox", conn);
+      return "stalled";
+    }
     let lane = this.lanes.get(conn);
     if (lane === undefined) {
       if (conn.outbound.ordered(line)) return "accepted";
@@ -198,7 +218,8 @@ export class TopicHub {
   /** Offer a held message taken for `conn` (never refused: it was taken for
    * this receiver, so it must reach it). */
   offerInbox(conn: Connection, message: InboxMessage): void {
-    conn.outbound.ordered(this.frameLine("inbox", JSON.stringify([message]), false), true);
+    const line = this.frameLine("inbox", JSON.stringify([message]), false);
+    if (line !== undefined) conn.outbound.ordered(line, true);
   }
 
   /** Told when a receiver that was refused messages reads again (what it was
@@ -270,6 +291,7 @@ export class TopicHub {
     const set = this.subscribers.get(name);
     if (set === undefined) return 0;
     const line = this.frameLine(name, JSON.stringify(data), false);
+    if (line === undefined) return set.size;
     let refused = 0;
     for (const conn of set) {
       if (!conn.outbound.ordered(line)) {
@@ -319,11 +341,8 @@ export class TopicHub {
       const set = this.subscribers.get(name);
       const topic = parseTopic(name);
       if (set === undefined || topic === undefined) continue;
-      const line = this.frameLine(
-        name,
-        JSON.stringify(this.values[topic.kind]!(topic.param)),
-        false,
-      );
+      const line = this.frameLine(name, this.valueJson(name, topic.kind, topic.param), false);
+      if (line === undefined) continue;
       for (const conn of set) {
         const sub = this.held.get(conn);
         if (sub === undefined || sub.lastValues.get(name) === line) continue;
@@ -342,8 +361,19 @@ export class TopicHub {
     return `${name}\u0000${this.instanceId}`;
   }
 
-  private frameLine(name: string, dataJson: string, snapshot: boolean): string {
-    return encodeTopicFrame(name, this.instanceId, dataJson, snapshot);
+  /** A frame line, or undefined (logged) when it would exceed MAX_FRAME_BYTES. */
+  private frameLine(name: string, dataJson: string, snapshot: boolean): string | undefined {
+    const line = encodeTopicFrame(name, this.instanceId, dataJson, snapshot);
+    if (line === undefined) this.tooLarge(name, 1, utf8Length(dataJson));
+    return line;
+  }
+
+  /** Frames or elements left unsent because they exceed MAX_FRAME_BYTES. */
+  private tooLarge(topic: string, count: number, dataBytes?: number): void {
+    this.log.error(
+      { topic, count, data_bytes: dataBytes },
+      "left unsent: larger than MAX_FRAME_BYTES",
+    );
   }
 
   dispose(): void {
@@ -351,46 +381,57 @@ export class TopicHub {
   }
 }
 
-/** Room left in a frame for the snapshot's data, after the frame's own
- * fields (topic, instance, flags). */
-const DATA_BUDGET = MAX_FRAME_BYTES - 1024;
-
 /**
- * An element snapshot as serialised `data` parts that each fit a frame. The
- * first part goes out as the snapshot, the rest as ordinary element frames:
- * folding upserts elements by id, so the subscriber holds exactly the same
- * value as from one frame — which MAX_FRAME_BYTES would not allow for a
- * large inbox or namespace. `list` names the member holding the elements
- * (absent: `data` is the array).
+ * An element snapshot as serialised `data` parts that each fit `budget` bytes.
+ * The first part goes out as the snapshot, the rest as ordinary element
+ * frames: folding upserts elements by id, so the subscriber holds exactly the
+ * same value as from one frame — which MAX_FRAME_BYTES would not allow for a
+ * large inbox or namespace. An element too large for a frame on its own is
+ * left out and counted to `leftOut`. `list` names the member holding the
+ * elements (absent: `data` is the array).
  */
 export function snapshotChunks(
   data: unknown,
   list: string | undefined,
-  budget = DATA_BUDGET,
+  budget = MAX_FRAME_BYTES - 1024,
+  leftOut: (count: number) => void = () => {},
 ): string[] {
   const elements = (
     list === undefined ? data : (data as Record<string, unknown>)[list]
   ) as unknown[];
-  const wrap = (parts: string[]) => {
-    const array = `[${parts.join(",")}]`;
-    if (list === undefined) return array;
-    const rest = JSON.stringify({ ...(data as object), [list]: [] });
-    return rest.replace(`${JSON.stringify(list)}:[]`, `${JSON.stringify(list)}:${array}`);
-  };
+  // The data around its list, split where the elements go: JSON never holds a
+  // raw NUL, so the slot cannot collide with anything serialised.
+  const slot = "\u0000";
+  const marker = "\u0000snapshot elements\u0000";
+  const shell =
+    list === undefined
+      ? `[${slot}]`
+      : JSON.stringify({ ...(data as object), [list]: marker }).replace(
+          JSON.stringify(marker),
+          `[${slot}]`,
+        );
+  const [head, tail] = shell.split(slot) as [string, string];
+  const room = budget - utf8Length(head) - utf8Length(tail);
   const chunks: string[] = [];
   let parts: string[] = [];
   let bytes = 0;
+  let skipped = 0;
   for (const element of elements) {
     const json = JSON.stringify(element);
-    const size = Buffer.byteLength(json) + 1;
-    if (parts.length > 0 && bytes + size > budget) {
-      chunks.push(wrap(parts));
+    const size = utf8Length(json) + 1;
+    if (size > room) {
+      skipped++;
+      continue;
+    }
+    if (parts.length > 0 && bytes + size > room) {
+      chunks.push(`${head}${parts.join(",")}${tail}`);
       parts = [];
       bytes = 0;
     }
     parts.push(json);
     bytes += size;
   }
-  chunks.push(wrap(parts));
+  chunks.push(`${head}${parts.join(",")}${tail}`);
+  if (skipped > 0) leftOut(skipped);
   return chunks;
 }

@@ -236,7 +236,8 @@ describe("bad frames", () => {
 
   it("a frame of exactly MAX_FRAME_BYTES is accepted", async () => {
     const peer = await greeted("user");
-    const head = `{"op":"kv_write","request_id":"big","ns":"t","key":"k","value":"`;
+    // A member no op declares is accepted (DR-0002) and echoed nowhere.
+    const head = `{"op":"instance_ping","request_id":"big","pad":"`;
     const tail = `"}`;
     const value = "v".repeat(MAX_FRAME_BYTES - head.length - tail.length);
     const reply = new Promise<unknown>((resolve) =>
@@ -244,7 +245,7 @@ describe("bad frames", () => {
         if ((p as { request_id?: string }).request_id === "big") resolve(p);
       }),
     );
-    peer.raw(`${head}${value}${tail}\n`, { big: "kv_write" });
+    peer.raw(`${head}${value}${tail}\n`, { big: "instance_ping" });
     expect(await reply).toMatchObject({ ok: true });
     peer.close();
   });

@@ -102,6 +102,6 @@ describe("element snapshots", () => {
       '[{"mid":"a"},{"mid":"b"}]',
     ]);
     expect(snapshotChunks({ entries: [] }, "entries")).toEqual(['{"entries":[]}']);
-    expect(snapshotChunks([1, 2, 3], undefined, 4)).toEqual(["[1,2]", "[3]"]);
+    expect(snapshotChunks([1, 2, 3], undefined, 6)).toEqual(["[1,2]", "[3]"]);
   });
 });

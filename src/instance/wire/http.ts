@@ -6,11 +6,12 @@ import { isLoopbackHost } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "./framer.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
+import { interceptWebSocketData } from "./ws-frames.js";
 
-/** A WebSocket message may carry several frames; allow a full frame plus its
- * neighbours, and let the framer answer an oversized line with bad_request
- * instead of the socket being torn down. */
-const WS_MAX_MESSAGE_BYTES = 4 * MAX_FRAME_BYTES;
+/** The `ws` library's own message limit. Data messages never reach its
+ * receiver (see ws-frames.ts), so this bounds only what it reads by itself
+ * while a connection closes. */
+const WS_MAX_MESSAGE_BYTES = MAX_FRAME_BYTES;
 
 export interface HttpOptions {
   host: string;
@@ -33,7 +34,12 @@ export async function listenHttp(
   options: HttpOptions,
 ): Promise<{ app: FastifyInstance; address: string }> {
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
-  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: WS_MAX_MESSAGE_BYTES,
+    // Messages are read as a stream (ws-frames.ts), which takes no extension.
+    perMessageDeflate: false,
+  });
   let admit: (host: string | undefined, origin: string | undefined) => string | undefined = () =>
     "not listening yet";
 
@@ -73,18 +79,38 @@ export async function listenHttp(
 
 const NEWLINE = Buffer.from("\n");
 
-/** Newline-delimited frames inside WebSocket messages; a message ends its last
- * frame with or without a trailing newline. */
+/**
+ * Frames over a WebSocket (README, "WebSocket messages"; DR-0013): a message
+ * carries whole frames — one, or several separated by newlines — and its end
+ * ends its last frame, so a frame never spans two messages. Messages are read
+ * as a stream through the same line framer as the local socket: a frame over
+ * MAX_FRAME_BYTES is answered `bad_request` and skipped without being held,
+ * whatever the size of the message around it, and the connection stays.
+ * Text and binary messages are read alike, bytes decoded as UTF-8 as on the
+ * local socket.
+ */
 function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
+  let framer: LineFramer | undefined;
+  // Taken over now, in the upgrade callback, before any byte reaches `ws`;
+  // nothing is read until the connection listens.
+  ws.pause();
+  const closeWith = (code: number, reason: string) => {
+    ws.close(code, reason);
+    setTimeout(() => ws.terminate(), 1000).unref();
+  };
+  const intercepted = interceptWebSocketData(raw, {
+    data: (bytes) => framer?.push(bytes),
+    messageEnd: () => framer?.push(NEWLINE),
+    violation: (reason) => closeWith(1002, reason),
+  });
+  // Never reached with the `ws` this build pins; refuse rather than misread.
+  if (!intercepted) closeWith(1011, "cannot read this WebSocket");
   const reader: FrameReader = {
     listen(handlers) {
-      const framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
-      ws.on("message", (data: Buffer, isBinary) => {
-        framer.push(isBinary ? data : Buffer.from(data));
-        framer.push(NEWLINE);
-      });
+      framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
       ws.on("error", () => {});
       ws.on("close", handlers.closed);
+      ws.resume();
     },
     pause: () => ws.pause(),
     resume: () => ws.resume(),
@@ -96,10 +122,7 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
     backlog: () => ws.bufferedAmount,
     // `ws` has no drain event of its own; its socket's is the same signal.
     onDrain: (listener) => raw.on("drain", listener),
-    close() {
-      ws.close(1001, "instance stopping");
-      setTimeout(() => ws.terminate(), 1000).unref();
-    },
+    close: () => closeWith(1001, "instance stopping"),
   };
   return { kind: "ws", reader, writer };
 }
