@@ -6,6 +6,7 @@ import { isLoopbackHost } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "./framer.js";
 import { type OwnerAuth, refuseUpgrade, SIGN_IN_PATH, UNAUTHENTICATED } from "./owner-auth.js";
+import { tcpPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 
 /** A WebSocket message may carry several frames; allow a full frame plus its
@@ -60,7 +61,9 @@ export async function listenHttp(
     }
     if (owner.authenticate(req.headers) === undefined)
       return refuseUpgrade(socket, UNAUTHENTICATED);
-    wss.handleUpgrade(req, socket, head, (ws) => options.accept(webSocketTransport(ws, socket)));
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      options.accept({ ...webSocketTransport(ws, socket), peer: tcpPeer(socket) }),
+    );
   });
   // Every route, the plugins' included: the same Host and Origin rule, then
   // the owner's proof — except on the one-time link, which is how a browser
