@@ -19,7 +19,7 @@ export type Principal = { kind: "owner"; via: "bearer" | "subprotocol" | "cookie
 export interface AuthAnswer {
   status: number;
   headers: Record<string, string>;
-  body?: { ok: false; code: string; error: string };
+  body?: { ok: false; code: string; error: string } | string;
 }
 
 export const SUBPROTOCOL_PREFIX = "ccmsg.token.";
@@ -69,8 +69,13 @@ export class OwnerAuth {
     return undefined;
   }
 
-  /** `GET <prefix>owner/login?token=…`: spend the one-time token and set the
-   * cookie, then send the browser to the console at the prefix. */
+  /**
+   * `GET <prefix>owner/login?token=…`: spend the one-time token, set the
+   * cookie, and send the browser on to the console at the prefix. The last
+   * step is a page of this origin rather than a 303: the link is opened from
+   * outside (a terminal, a file), and a browser withholds SameSite=Strict
+   * cookies from a redirect chain that a foreign site started.
+   */
   signIn(path: string, token: string | undefined): AuthAnswer {
     const check =
       token === undefined ? "invalid" : this.credential.spendOpenToken(token, this.options.now());
@@ -86,16 +91,21 @@ export class OwnerAuth {
         "auth_invalid",
         "this sign-in link is not valid (or was used already): run `ccmsg open` for a new one",
       );
-    const prefix = path.slice(0, path.length - SIGN_IN_PATH.length + 1);
+    // The prefix comes from the request line: anything beyond plain path
+    // characters (a `;` would add cookie attributes) falls back to the root.
+    const asked = path.slice(0, path.length - SIGN_IN_PATH.length + 1);
+    const prefix = /^\/[\w.~%/-]*$/.test(asked) ? asked : "/";
     const value = this.credential.mintCookie(this.options.now());
     return {
-      status: 303,
+      status: 200,
       headers: {
-        location: prefix,
+        "content-type": "text/html; charset=utf-8",
         "set-cookie": `${this.cookieName}=${value}; Path=${prefix}; Max-Age=${COOKIE_LIFETIME_MS / 1000}; HttpOnly; SameSite=Strict`,
         "cache-control": "no-store",
         "referrer-policy": "no-referrer",
+        "content-security-policy": "default-src 'none'",
       },
+      body: `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${prefix}"><title>ccmsg</title><p>Signed in. <a href="${prefix}">Open the console</a></p>\n`,
     };
   }
 }
