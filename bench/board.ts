@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, fork, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { upsertWorkItem } from "../src/board/board.js";
@@ -76,12 +76,16 @@ async function start(dir: string): Promise<{ child: ChildProcess; http: string }
   const line = await new Promise<string>((resolve) =>
     child.stdout!.once("data", (c: Buffer) => resolve(c.toString())),
   );
+  // Every HTTP route wants the owner's credential (README, "Who may connect").
+  OWNER.authorization = `Bearer ${readFileSync(join(dir, "owner.secret"), "utf8").trim()}`;
   return { child, http: (JSON.parse(line) as { http: string }).http };
 }
 
+const OWNER: Record<string, string> = {};
+
 async function timed(url: string, init?: RequestInit): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(url, init);
+  const res = await fetch(url, { ...init, headers: { ...OWNER, ...(init?.headers ?? {}) } });
   await res.arrayBuffer();
   if (!res.ok) throw new Error(`${url}: ${res.status}`);
   return performance.now() - t0;
@@ -135,7 +139,9 @@ async function reads(http: string) {
   // The four snapshot pollers run in a process of their own, as dashboards do:
   // in one process they would queue behind each other's response parsing and
   // measure this client, not the instance.
-  const load = fork(join(import.meta.dirname, "snapshot-load.mjs"), [http], { stdio: "ignore" });
+  const load = fork(join(import.meta.dirname, "snapshot-load.mjs"), [http, OWNER.authorization!], {
+    stdio: "ignore",
+  });
   await new Promise((r) => load.once("message", r));
   const health: number[] = [];
   for (let i = 0; i < 400; i++) health.push(await timed(`${http}api/health`));

@@ -223,13 +223,16 @@ async function underForeignLock(r: Running) {
   const pending = a.request("message_send", { to: lost, text: "waits for the lock" });
   const pings: number[] = [];
   const health: number[] = [];
+  // Every HTTP route wants the owner's credential (README, "Who may connect").
+  const owner = readFileSync(join(r.dir, "owner.secret"), "utf8").trim();
+  const headers = { authorization: `Bearer ${owner}` };
   const until = performance.now() + 1000;
   while (performance.now() < until) {
     let t0 = process.hrtime.bigint();
     await a.call("instance_ping", {});
     pings.push(Number(process.hrtime.bigint() - t0) / 1000);
     t0 = process.hrtime.bigint();
-    await fetch(`${r.http}api/health`).then((res) => res.arrayBuffer());
+    await fetch(`${r.http}api/health`, { headers }).then((res) => res.arrayBuffer());
     health.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   holder.send("release");

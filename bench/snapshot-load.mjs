@@ -2,12 +2,13 @@
 // back from a process of their own, as dashboards in other tabs or on other
 // machines would, until told to stop.
 const base = process.argv[2];
+const headers = { authorization: process.argv[3] };
 let running = true;
 process.on("message", (m) => {
   if (m === "stop") running = false;
 });
 const loop = async () => {
-  while (running) await (await fetch(`${base}api/snapshot`)).arrayBuffer();
+  while (running) await (await fetch(`${base}api/snapshot`, { headers })).arrayBuffer();
 };
 process.send("started");
 await Promise.all([loop(), loop(), loop(), loop()]);

@@ -22,6 +22,11 @@ export const stateFiles = (stateDir: string) => ({
   instanceJson: join(stateDir, "instance.json"),
   lock: join(stateDir, "instance.lock"),
   log: join(stateDir, "daemon.log"),
+  /** The owner credential a TCP client presents (mode 0600). */
+  ownerSecret: join(stateDir, "owner.secret"),
+  /** `ccmsg open`'s redirect page, so the one-time link never sits in a
+   * browser's command line where other accounts could read it. */
+  openPage: join(stateDir, "open.html"),
   /** The last statusline input per session (`<sid>.json`), for the HUD. */
   statusline: join(stateDir, "statusline"),
 });

@@ -1,9 +1,9 @@
-import { mkdirSync } from "node:fs";
 import { loadConfig } from "../config.js";
 import { ContractError } from "../contract/errors.js";
 import { runCheck } from "../hud/check-runner.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
 import { gitUnavailableReason, probeGit } from "../probes/git.js";
+import { ensureStateDir } from "../state-dir.js";
 import type { CheckRun } from "../store/check-runs.js";
 import type { Command } from "./main.js";
 import { parse, print, wantsJson } from "./options.js";
@@ -39,7 +39,7 @@ export const check: Command = async (argv) => {
     );
 
   const stateDir = resolveStateDir(values["state-dir"]);
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  ensureStateDir(stateDir);
   const { openStateStore } = await import("../store/state-store.js");
   const { CheckRunsStore } = await import("../store/check-runs.js");
   const store = openStateStore(stateFiles(stateDir).database);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { existsSync, openSync, readFileSync } from "node:fs";
 import { type ArgsOf, Client } from "../client/client.js";
 import type { OpName } from "../contract/attributes.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
@@ -7,6 +7,7 @@ import { contractError } from "../contract/errors.js";
 import type { SessionMeta } from "../contract/peers.js";
 import type { OpResult } from "../contract/schemas.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
+import { ensureStateDir } from "../state-dir.js";
 import type { Flags } from "./options.js";
 
 /**
@@ -38,8 +39,8 @@ export async function startDaemon(stateDir: string, http?: string): Promise<void
   // Re-run the very entry script this CLI was started from (dist or bundle).
   const args = [process.argv[1]!, "daemon", "run", "--state-dir", stateDir];
   if (http !== undefined) args.push("--http", http);
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const out = openSync(`${log}.out`, "a");
+  ensureStateDir(stateDir);
+  const out = openSync(`${log}.out`, "a", 0o600);
   const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out] });
   let exited: number | null = null;
   child.on("exit", (code) => {

@@ -23,6 +23,10 @@ export const COMMANDS: Record<
     help: "daemon run|start|stop|status|restart — manage the instance",
   },
   ping: { group: () => import("./ping.js"), help: "ping — health of the instance" },
+  open: {
+    group: () => import("./open.js"),
+    help: "open [--print] — a one-time link that signs a browser in to the console",
+  },
   hello: { group: messages, help: "hello [--hook] — greet the instance as this session" },
   stopping: {
     group: messages,

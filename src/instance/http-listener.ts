@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { isLoopbackHost, parseHostPort } from "../address.js";
 import { type ControlPaneDeps, controlPanePlugin } from "../board/http.js";
+import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
 import { type TestHooks, testHooksPlugin } from "./test-hooks.js";
 import type { Accept } from "./wire/transport.js";
 
@@ -12,6 +13,9 @@ export interface HttpListenerOptions {
   controlPane: ControlPaneDeps;
   testHooks?: TestHooks;
   log: Logger;
+  /** The owner credential's file, this run (one-time links are bound to it)
+   * and the instance clock. */
+  owner: { secretPath: string; run: InstanceRun; now(): number };
 }
 
 /**
@@ -25,12 +29,17 @@ export async function startHttp(
   const { host, port } = parseHostPort(options.listen);
   if (!isLoopbackHost(host))
     options.log.warn({ host }, "HTTP listener bound beyond loopback, as asked");
-  const { listenHttp } = await import("./wire/http.js");
-  const { testHooks } = options;
+  const [{ listenHttp }, { OwnerAuth }] = await Promise.all([
+    import("./wire/http.js"),
+    import("./wire/owner-auth.js"),
+  ]);
+  const { testHooks, owner } = options;
+  const secret = loadOrMintOwnerSecret(owner.secretPath);
   return listenHttp({
     host,
     port,
     accept: options.accept,
+    owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
     plugins: (app) => {
       app.register(controlPanePlugin, options.controlPane);
       if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);

@@ -1,4 +1,3 @@
-import { mkdirSync } from "node:fs";
 import type { Server } from "node:net";
 import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
@@ -6,6 +5,7 @@ import { controlPaneMetrics } from "../board/http.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { compileContract } from "../contract/validate.js";
 import { claudeConfigHome, stateFiles } from "../paths.js";
+import { prepareStateDir } from "../state-dir.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
 import { buildEngines } from "./engines.js";
@@ -51,7 +51,7 @@ export interface RunningInstance {
 export async function startInstance(options: InstanceOptions): Promise<RunningInstance> {
   compileContract();
   const files = stateFiles(options.stateDir);
-  mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
+  prepareStateDir(options.stateDir);
   const lock = InstanceLock.acquire(files.lock);
   const { log, close: closeLog } = openLog(files.log);
   const release = async () => {
@@ -104,6 +104,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     if (options.http !== null) {
       http = await startHttp({
         ...{ listen: options.http, accept, log },
+        owner: {
+          secretPath: files.ownerSecret,
+          run: { instance: id, startedAt },
+          now: () => clock.now(),
+        },
         controlPane: {
           ...{ store: opened.state, readOnly: options.readOnly ?? false, runner },
           sessions: () => sessions.peers(),

@@ -1,5 +1,19 @@
 import { request } from "node:http";
 
+/** Each test instance's owner secret, by origin (`http://127.0.0.1:<port>`):
+ * the helpers present it as the owner's own tools do. */
+const ownerSecrets = new Map<string, string>();
+
+export function rememberOwner(base: string, secret: string): void {
+  ownerSecrets.set(new URL(base).host, secret);
+}
+
+/** `Authorization: Bearer <secret>` for an instance's URL (http or ws). */
+export function ownerHeaders(url: string): Record<string, string> {
+  const secret = ownerSecrets.get(new URL(url).host);
+  return secret === undefined ? {} : { authorization: `Bearer ${secret}` };
+}
+
 export interface HttpReply {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -17,7 +31,10 @@ export async function http(
   const t0 = performance.now();
   const res = await fetch(new URL(path.replace(/^\//, ""), base), {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers: {
+      ...ownerHeaders(base),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
@@ -40,7 +57,11 @@ export function postThenDrop(
   const payload = JSON.stringify(body);
   const req = request(url, {
     method: "POST",
-    headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+    headers: {
+      ...ownerHeaders(base),
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(payload),
+    },
   });
   const done = new Promise<void>((resolve) => {
     req.on("error", () => resolve());

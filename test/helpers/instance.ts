@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
 import { requiredPath } from "./env.js";
+import { ownerHeaders, rememberOwner } from "./http.js";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const CLI = join(ROOT, "dist", "bin", "ccmsg.js");
@@ -112,6 +113,8 @@ export async function startInstance(
     );
   });
   const http = started.http as string;
+  if (http !== null)
+    rememberOwner(http, readFileSync(join(stateDir, "owner.secret"), "utf8").trim());
   return {
     stateDir,
     socket: started.socket as string,
@@ -132,7 +135,7 @@ export async function startInstance(
     async advanceClock(ms: number) {
       const res = await fetch(`${http}_test/clock`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { ...ownerHeaders(http), "content-type": "application/json" },
         body: JSON.stringify({ advance_ms: ms }),
       });
       if (!res.ok) throw new Error(`clock hook failed: ${res.status}`);

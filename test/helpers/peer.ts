@@ -7,6 +7,7 @@ import {
   topicFrameErrors,
   validationErrors,
 } from "../../src/contract/index.js";
+import { ownerHeaders } from "./http.js";
 
 /** Everything any test peer saw that broke the contract. Tests assert it
  * stays empty: every reply and frame the instance emits must validate. */
@@ -50,7 +51,7 @@ export class Peer {
   }
 
   static async ws(url: string, headers: Record<string, string> = {}): Promise<Peer> {
-    return new Peer(await Client.connectWebSocket(url, headers));
+    return new Peer(await Client.connectWebSocket(url, { ...ownerHeaders(url), ...headers }));
   }
 
   private check(line: string, parsed: unknown): void {

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../../src/client/client.js";
+import { ownerHeaders } from "../helpers/http.js";
 import { startInstance, type TestInstance } from "../helpers/instance.js";
 
 // Issue 8, exposure: a web page the person visits, or a DNS-rebinding name
@@ -16,7 +17,8 @@ afterAll(async () => {
   await inst.stop();
 });
 
-/** A raw HTTP request with exactly these headers (fetch cannot set Host). */
+/** A raw HTTP request with exactly these headers and the owner's credential
+ * (fetch cannot set Host). */
 function raw(
   method: string,
   path: string,
@@ -24,13 +26,17 @@ function raw(
   body?: string,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path.replace(/^\//, ""), inst.http), { method, headers }, (res) => {
-      let text = "";
-      res.on("data", (c: Buffer) => {
-        text += c.toString();
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      new URL(path.replace(/^\//, ""), inst.http),
+      { method, headers: { ...ownerHeaders(inst.http), ...headers } },
+      (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => {
+          text += c.toString();
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -90,13 +96,17 @@ describe("the HTTP listener", () => {
 
   it("refuses a WebSocket upgrade from a foreign Origin or Host, and accepts its own", async () => {
     const url = `${inst.http.replace("http:", "ws:")}ws`;
-    await expect(Client.connectWebSocket(url, { origin: "http://evil.example" })).rejects.toThrow(
-      /403/,
-    );
-    await expect(Client.connectWebSocket(url, { host: `evil.example:${port}` })).rejects.toThrow(
-      /403/,
-    );
-    const own = await Client.connectWebSocket(url, { origin: `http://localhost:${port}` });
+    const owner = ownerHeaders(url);
+    await expect(
+      Client.connectWebSocket(url, { ...owner, origin: "http://evil.example" }),
+    ).rejects.toThrow(/403/);
+    await expect(
+      Client.connectWebSocket(url, { ...owner, host: `evil.example:${port}` }),
+    ).rejects.toThrow(/403/);
+    const own = await Client.connectWebSocket(url, {
+      ...owner,
+      origin: `http://localhost:${port}`,
+    });
     own.close();
   });
 });

@@ -4,12 +4,39 @@ import { contractError } from "../../contract/errors.js";
 import { SESSION_META_KEYS, type SessionMeta } from "../../contract/peers.js";
 import { parseTopic, TOPIC_ATTRIBUTES } from "../../contract/topics.js";
 import type { Handlers } from "../dispatch.js";
+import { vouch } from "../session-vouch.js";
 import { checkTranscriptPath } from "../transcript-path.js";
+import type { Connection } from "../wire/connection.js";
 import type { Services } from "./services.js";
 
 /** The common plane: hello, instance_ping, instance_shutdown,
  * session_stopping, topic_subscribe, topic_unsubscribe. */
 export function connectHandlers(s: Services): Handlers {
+  /** Refuse what only the session itself may do when its harness proves the
+   * connection is someone else's (session-vouch.ts): the README's trust model. */
+  async function refuseForeign(conn: Connection, sid: string, action: string): Promise<void> {
+    const verdict = await vouch(conn.peer, sid, s.configHome);
+    if (verdict.kind !== "foreign") return;
+    s.log.warn(
+      { sid, action, harness: verdict.harness, callers: verdict.callers, conn: conn.id },
+      "refused: the connection is outside the session's harness process tree",
+    );
+    throw contractError(
+      "forbidden",
+      `this connection is not part of session ${sid}: its harness (process ${verdict.harness}) runs elsewhere, so it may not ${action}`,
+    );
+  }
+
+  /** Log, off the reply's path, a greeting the session's harness disowns. */
+  async function flagForeign(conn: Connection, sid: string): Promise<void> {
+    const verdict = await vouch(conn.peer, sid, s.configHome).catch(() => undefined);
+    if (verdict?.kind === "foreign")
+      s.log.warn(
+        { sid, harness: verdict.harness, callers: verdict.callers, conn: conn.id },
+        "a greeting joined a live session from outside its harness process tree",
+      );
+  }
+
   return {
     async hello(args, { conn }) {
       if (args.role === "instance" && conn.kind === "ws") {
@@ -36,6 +63,10 @@ export function connectHandlers(s: Services): Handlers {
         }
         s.sessions.attach(conn, sid, meta, args.protocol_version, args.client_version);
         conn.onClose(() => s.sessions.detach(conn, sid));
+        // Joining a live session: a greeting its harness disowns is flagged
+        // (refusals come when it tries to act as the session).
+        const live = s.sessions.lookup(sid);
+        if (live?.kind === "live" && live.session.connections.size > 1) void flagForeign(conn, sid);
       }
       return {
         protocol_version: PROTOCOL_VERSION,
@@ -66,13 +97,14 @@ export function connectHandlers(s: Services): Handlers {
       return {};
     },
 
-    session_stopping(args, { caller }) {
+    async session_stopping(args, { caller, conn }) {
+      await refuseForeign(conn, caller.sid, "declare it stopping");
       const stopped_at = s.sessions.declareStopping(caller.sid);
       s.log.info({ sid: caller.sid, reason: args.reason }, "session declared stopping");
       return { stopped_at };
     },
 
-    topic_subscribe({ topic }, ctx) {
+    async topic_subscribe({ topic }, ctx) {
       const parsed = parseTopic(topic);
       if (parsed === undefined) {
         throw contractError("topic_unknown", `not a topic of this generation: ${topic}`);
@@ -90,6 +122,10 @@ export function connectHandlers(s: Services): Handlers {
           `topic ${parsed.kind}: not implemented in this build`,
         );
       }
+      // Taking a live inbox over is the session's own business.
+      const { caller, conn } = ctx;
+      if (parsed.kind === "inbox" && caller.role === "session" && s.hub.hasInbox(caller.sid))
+        await refuseForeign(conn, caller.sid, "take its inbox over");
       // The reply acknowledges; the value follows as the first frame.
       ctx.afterReply(() => s.hub.subscribe(ctx.conn, parsed));
       return { topic };

@@ -1,5 +1,6 @@
 import type { Identity } from "../../contract/envelope.js";
 import { BACKPRESSURE, Outbound } from "./outbound.js";
+import type { PeerEndpoint } from "./peer-endpoint.js";
 import type { Transport, TransportKind } from "./transport.js";
 
 /**
@@ -27,6 +28,8 @@ let nextId = 1;
 export class Connection {
   readonly id = nextId++;
   readonly kind: TransportKind;
+  /** Where the peer's process can be looked up (a session's vouching). */
+  readonly peer: PeerEndpoint | undefined;
   readonly outbound: Outbound;
   private state_: ConnectionState = "opening";
   private identity_: Identity | undefined;
@@ -40,6 +43,7 @@ export class Connection {
     inbound: InboundHandler,
   ) {
     this.kind = transport.kind;
+    this.peer = transport.peer;
     this.outbound = new Outbound(transport.writer, {
       pause: () => this.pauseReading("replies"),
       resume: () => this.resumeReading("replies"),

@@ -5,6 +5,8 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { isLoopbackHost } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "./framer.js";
+import { type OwnerAuth, refuseUpgrade, SIGN_IN_PATH, UNAUTHENTICATED } from "./owner-auth.js";
+import { tcpPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 import { interceptWebSocketData } from "./ws-frames.js";
 
@@ -17,6 +19,8 @@ export interface HttpOptions {
   host: string;
   port: number;
   accept: Accept;
+  /** Who may connect: every route and the upgrade need the owner's proof. */
+  owner: OwnerAuth;
   /** Registers the instance's plugins (control-pane API, test hooks), each
    * encapsulated in its own Fastify context. */
   plugins?: (app: FastifyInstance) => void;
@@ -28,17 +32,22 @@ export interface HttpOptions {
  *
  * Until person authentication lands, a browser may connect only from this
  * instance's own origin: without that check any web page the person visits
- * could reach the loopback port and speak as them.
+ * could reach the loopback port and speak as them. Past that check, every
+ * request and upgrade must prove it comes from the instance's owner (another
+ * account on the machine reaches loopback too): owner-auth.ts.
  */
 export async function listenHttp(
   options: HttpOptions,
 ): Promise<{ app: FastifyInstance; address: string }> {
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+  const { owner } = options;
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: WS_MAX_MESSAGE_BYTES,
     // Messages are read as a stream (ws-frames.ts), which takes no extension.
     perMessageDeflate: false,
+    // Echo the credential's subprotocol (contract §1.1), and no other.
+    handleProtocols: (offered) => owner.subprotocol(offered) ?? false,
   });
   let admit: (host: string | undefined, origin: string | undefined) => string | undefined = () =>
     "not listening yet";
@@ -53,12 +62,27 @@ export async function listenHttp(
       socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => options.accept(webSocketTransport(ws, socket)));
+    if (owner.authenticate(req.headers) === undefined)
+      return refuseUpgrade(socket, UNAUTHENTICATED);
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      options.accept({ ...webSocketTransport(ws, socket), peer: tcpPeer(socket) }),
+    );
   });
-  // Every route, the plugins' included: the same Host and Origin rule.
+  // Every route, the plugins' included: the same Host and Origin rule, then
+  // the owner's proof — except on the one-time link, which is how a browser
+  // gets it.
   app.addHook("onRequest", async (req, reply) => {
     const refused = admit(req.headers.host, req.headers.origin);
     if (refused !== undefined) return reply.code(403).send({ ok: false, error: refused });
+    const url = new URL(req.url, "http://ccmsg.invalid");
+    const answer =
+      req.method === "GET" && url.pathname.endsWith(SIGN_IN_PATH)
+        ? owner.signIn(url.pathname, url.searchParams.get("token") ?? undefined)
+        : owner.authenticate(req.headers) === undefined
+          ? UNAUTHENTICATED
+          : undefined;
+    if (answer !== undefined)
+      return reply.code(answer.status).headers(answer.headers).send(answer.body);
   });
 
   app.get("/*", async (req, reply) => {

@@ -39,6 +39,8 @@ export interface FrameWriter {
   close(): void;
 }
 
+import type { PeerEndpoint } from "./peer-endpoint.js";
+
 export type TransportKind = "uds" | "ws";
 
 /** One accepted peer, as the transport hands it up. */
@@ -46,6 +48,8 @@ export interface Transport {
   readonly kind: TransportKind;
   readonly reader: FrameReader;
   readonly writer: FrameWriter;
+  /** Where the peer's process can be looked up, when known. */
+  readonly peer?: PeerEndpoint;
 }
 
 /** Where a listener hands each accepted peer. */

@@ -2,6 +2,7 @@ import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "./framer.js";
+import { udsPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 
 /**
@@ -55,5 +56,5 @@ function socketTransport(socket: Socket): Transport {
       setTimeout(() => socket.destroy(), 1000).unref();
     },
   };
-  return { kind: "uds", reader, writer };
+  return { kind: "uds", reader, writer, peer: udsPeer(socket) };
 }

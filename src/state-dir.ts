@@ -1,0 +1,39 @@
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { contractError } from "./contract/errors.js";
+
+/**
+ * The state directory holds the inbox, the owner credential and the local
+ * socket: only its owner may enter it. Created 0700; an existing directory is
+ * tightened to 0700 (it may predate this rule, or have been made by hand);
+ * a shared directory such as /tmp is refused rather than closed.
+ */
+export function ensureStateDir(stateDir: string): void {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  // A shared directory (sticky, like /tmp) is not ours to close.
+  if ((lstatSync(stateDir).mode & 0o1000) !== 0)
+    throw contractError(
+      "invalid_args",
+      `${stateDir} is a shared directory: give ccmsg one of its own`,
+    );
+  tighten(stateDir);
+}
+
+/**
+ * The instance's start: a private state directory, a umask that keeps every
+ * file it creates later private (SQLite's `-wal` / `-shm`, the log, files of
+ * worker threads), and whatever an older build or a loose umask left readable
+ * to others tightened. Symlinks are left alone; nothing is followed.
+ */
+export function prepareStateDir(stateDir: string): void {
+  process.umask(0o077);
+  ensureStateDir(stateDir);
+  for (const name of readdirSync(stateDir)) tighten(join(stateDir, name));
+}
+
+/** Drop every group and other permission bit, if any is set. */
+function tighten(path: string): void {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink() || (stat.mode & 0o077) === 0) return;
+  chmodSync(path, stat.mode & 0o700);
+}
