@@ -3,6 +3,7 @@ import { KV_VALUE_MAX_BYTES } from "./constants.js";
 import { request, response, topicFrame } from "./envelope.js";
 import { utf8Length } from "./frames.js";
 import { KvKey, Namespace, Timestamp } from "./identifiers.js";
+import { exceedsJsonDepth, tooDeep } from "./json-depth.js";
 import { topicNamePattern } from "./topics.js";
 
 // The key-value store (contract §4.3.6, §11). The only promise: a key is
@@ -38,6 +39,8 @@ export const KvWriteRequest = request("kv_write", KvWriteArgs);
 /** The rule no schema states: a value must fit, serialised, in the frames
  * that carry it (KV_VALUE_MAX_BYTES). */
 export function kvWriteViolations(args: KvWriteArgs): string[] {
+  // Depth first: serialising a value nested thousands deep overflows the stack.
+  if (exceedsJsonDepth(args.value)) return [`/value: ${tooDeep("the value")}`];
   const json = JSON.stringify(args.value);
   if (json === undefined || utf8Length(json, KV_VALUE_MAX_BYTES) <= KV_VALUE_MAX_BYTES) return [];
   return [`/value: longer than ${KV_VALUE_MAX_BYTES} bytes as JSON, so no frame could carry it`];

@@ -103,7 +103,14 @@ export class Dispatcher implements InboundHandler {
       conn.send(encodeFailure(undefined, { code: "bad_request", msg: "frame is not valid JSON" }));
       return undefined;
     }
-    const staged = this.admit(conn, frame);
+    let staged: ErrorBody | Admitted;
+    try {
+      staged = this.admit(conn, frame);
+    } catch (error) {
+      // A rule that throws on some input is a bug to fix, never a crash.
+      this.log.error({ err: error }, "admission failed");
+      staged = { code: "internal_error", msg: "the request could not be checked" };
+    }
     if ("code" in staged) {
       conn.send(encodeFailure(requestIdOf(frame), staged));
       return undefined;

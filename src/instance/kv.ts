@@ -1,5 +1,4 @@
 import { contractError } from "../contract/errors.js";
-import { exceedsJsonDepth, tooDeep } from "../contract/json-depth.js";
 import type { KvEntry, KvReadResult } from "../contract/kv.js";
 import type { KvStore } from "../store/kv.js";
 import type { Clock } from "./clock.js";
@@ -30,9 +29,6 @@ export class Kv {
 
   /** Write at `updatedAt` (default now); returns the stamp the entry carries. */
   async write(ns: string, key: string, value: unknown, updatedAt?: number): Promise<number> {
-    // Refused before the store serialises it (which recurses) and before any
-    // subscriber is sent it.
-    if (exceedsJsonDepth(value)) throw contractError("invalid_args", tooDeep("the value"));
     const stamp = updatedAt ?? this.clock.now();
     const result = await this.commit(() => this.store.write(ns, key, value, stamp));
     if (result.won) this.changed(ns, { key, value, updated_at: stamp });

@@ -2,6 +2,7 @@ import { connect } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { MAX_FRAME_BYTES } from "../../src/contract/index.js";
+import { ownerHeaders } from "../helpers/http.js";
 import { startInstance, type TestInstance } from "../helpers/instance.js";
 
 // Issue 8, item 14: how WebSocket messages carry frames. A message carries
@@ -46,7 +47,7 @@ class RawWs {
 
   static open(url: string): Promise<RawWs> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url);
+      const ws = new WebSocket(url, { headers: ownerHeaders(url) });
       const raw = new RawWs(ws);
       ws.once("open", () => resolve(raw));
       ws.once("error", reject);
@@ -193,6 +194,7 @@ describe("a client that breaks RFC 6455", () => {
       [
         "GET /ws HTTP/1.1",
         `Host: ${url.host}`,
+        `Authorization: ${ownerHeaders(inst.http).authorization}`,
         "Upgrade: websocket",
         "Connection: Upgrade",
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
