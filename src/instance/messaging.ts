@@ -144,12 +144,12 @@ export class Messaging {
   }
 
   /** A best-effort line for whoever watches; nothing is kept. */
-  notify(about: Sid, text: string): void {
+  notify(about: Sid, text: string, now = this.clock.now()): void {
     const note: Notification = {
       sid: about,
       sid_label: this.sessions.label(about),
       text,
-      sent_at: this.clock.now(),
+      sent_at: now,
     };
     this.hub.publish("notify", note);
   }
@@ -158,7 +158,8 @@ export class Messaging {
   say(sid: Sid, text: string): number {
     const now = this.clock.now();
     this.unread.set(sid, now);
-    this.notify(sid, text);
+    // One instant: the reply's posted_at is the notification's sent_at.
+    this.notify(sid, text, now);
     return now;
   }
 
