@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { collectHud } from "../hud/collect.js";
 import { renderHud } from "../hud/render.js";
+import { requireKnownSession } from "../hud/session-context.js";
 import { claudeConfigHome, configFile, resolveStateDir } from "../paths.js";
 import type { Command } from "./main.js";
 import { parse, wantsJson } from "./options.js";
@@ -14,12 +15,13 @@ export const hud: Command = async (argv) => {
     { write: { type: "string" } },
     "ccmsg hud [--sid s] [--json] [--write path]",
   );
-  const { payload } = await collectHud({
+  const { payload, context } = await collectHud({
     stateDir: resolveStateDir(values["state-dir"]),
     configPath: configFile(undefined),
     flagSid: values.sid,
     claudeHome: claudeConfigHome(),
   });
+  requireKnownSession(context, values.sid);
   const out = wantsJson(values) ? `${JSON.stringify(payload)}\n` : `${renderHud(payload)}\n`;
   if (values.write !== undefined) {
     // `--write` keeps exactly what was printed (ECC's convention).

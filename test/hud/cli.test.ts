@@ -120,9 +120,9 @@ describe("ccmsg hud", () => {
     expect(readFileSync(out, "utf8")).toBe(r.stdout);
   });
 
-  it("a session with no data: every section missing-valued, none shown as healthy", async () => {
+  it("no session and no data: every section missing-valued, none shown as healthy", async () => {
     const h = home(toolsDir(["git"]));
-    const r = await runIn(["hud", "--json", "--sid", "ghost"], h.env, { cwd: tempDir() });
+    const r = await runIn(["hud", "--json"], h.env, { cwd: tempDir() });
     const payload = json(r);
     expect(hudProblems(payload)).toEqual([]);
     const { schema_version, generatedAt, context, sessionControls, ...sections } = payload;
@@ -132,12 +132,30 @@ describe("ccmsg hud", () => {
     expect(payload.risk).toMatchObject({ status: "unknown" });
     expect(sessionControls).toMatchObject({ supported: ["status"] });
     // Read as text, nothing claims to be fine.
-    const text = await runIn(["hud", "--text", "--sid", "ghost"], h.env, { cwd: tempDir() });
+    const text = await runIn(["hud", "--text"], h.env, { cwd: tempDir() });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("risk      unavailable");
     expect(text.stdout).toContain("todos     unavailable");
     expect(text.stdout).toContain("✗ pr: not in a git repository");
     expect(text.stdout).not.toMatch(/\bok\b|pass|healthy/);
+  });
+
+  it("--sid of a session nothing here knows is refused as such, not shown as empty", async () => {
+    const h = home();
+    const ghost = "0f0f0f0f-0000-4000-8000-000000000000";
+    for (const args of [
+      ["hud", "--sid", ghost],
+      ["queue", "merge", "--sid", ghost],
+    ]) {
+      const e = refusal(await runIn(args, h.env, { cwd: tempDir() }));
+      expect({ args, code: e.code }).toEqual({ args, code: "session_not_found" });
+      expect(e.msg).toContain(`no session ${ghost} is known here`);
+    }
+    // Its statusline once recorded, the session is known.
+    const repo = makeRepo(h.root);
+    await runIn(["statusline"], h.env, { stdin: JSON.stringify(statuslineInput(ghost, repo)) });
+    const known = await runIn(["hud", "--json", "--sid", ghost], h.env, { cwd: tempDir() });
+    expect(json(known).context).toMatchObject({ sessionId: ghost });
   });
 
   it("a wrong config key is refused, naming the file and the key", async () => {
@@ -292,6 +310,8 @@ describe("ccmsg session", () => {
 
     it("sends session_stopping when run as the session itself; refused from anyone else", async () => {
       const env = { ...inst.env, PATH: process.env.PATH, CCMSG_STATE_DIR: inst.stateDir };
+      // The session is known (it greeted); the caller is someone else.
+      expect((await runIn(["hello", "--sid", SID], env)).code).toBe(0);
       const other = refusal(
         await runIn(["session", "stop", "--sid", SID], {
           ...env,
