@@ -161,10 +161,18 @@ export const notify: Command = async (argv) => {
   );
   if (positionals.length === 0)
     throw new ContractError("invalid_args", "usage: ccmsg notify <text> [--about <sid>]");
+  // A notification is about a session: the caller, or the one named.
+  const sid = sessionId(values);
+  if (sid === undefined && values.about === undefined) {
+    throw new ContractError(
+      "invalid_args",
+      "notify tells the person about a session: run it inside a session (or pass --sid <sid>), or name the session with --about <sid>",
+    );
+  }
   const client = await connectInstance(values);
   const text = positionals.join(" ");
   const about = values.about === undefined ? {} : { sid: values.about };
-  await callAs(client, sessionId(values), "notify_send", { text, ...about });
+  await callAs(client, sid, "notify_send", { text, ...about });
   client.close();
   print(values, {}, () => "sent");
 };
