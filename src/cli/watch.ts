@@ -1,6 +1,6 @@
 import { ContractError } from "../contract/errors.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
-import { connectInstance, greet } from "./connect.js";
+import { connectInstance, greet, sendGreeting } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print, sessionId } from "./options.js";
 
@@ -14,7 +14,7 @@ export const peers: Command = async (argv) => {
       if (p.ev === "topic" && p.topic === "peers" && p.snapshot) resolve(p.data as never);
     });
   });
-  const greeting = greet(client, sessionId(values));
+  const { reply: greeting } = await sendGreeting(client, sessionId(values));
   const sub = client.call("topic_subscribe", { topic: "peers" });
   sub.catch(() => {});
   await greeting;

@@ -9,6 +9,7 @@ import {
   conflictedWorktrees,
   type GitProbe,
   probeGit,
+  repoName,
 } from "../probes/git.js";
 import { type GithubFacts, githubFacts } from "../probes/github.js";
 import type { CheckRun } from "../store/check-runs.js";
@@ -109,7 +110,8 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     context: {
       harness: target.harness,
       model: input.model ?? target.session?.model ?? null,
-      repo: gitOk?.repoSlug ?? null,
+      // The name `peers` shows for the same checkout (repoName).
+      repo: gitOk === undefined ? null : repoName(gitOk.mainRoot, gitOk.remoteUrl),
       branch: gitOk?.branch ?? null,
       worktree: gitOk?.toplevel ?? null,
       sessionId: target.sid,
