@@ -1,15 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { git, makeRepo, tempDir } from "../hud/helpers.js";
-import {
-  CLI,
-  childEnv,
-  runCli,
-  startInstance,
-  type TestInstance,
-} from "../helpers/instance.js";
+import { CLI, childEnv, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { contractViolations, newSid } from "../helpers/peer.js";
+import { git, makeRepo, tempDir } from "../hud/helpers.js";
 
 // `ccmsg subscribe` as a session's long-lived connection: it greets with the
 // same meta as `ccmsg hello` (issue 8, item 21).
@@ -123,5 +117,55 @@ describe("the meta every greeting of a session carries", () => {
       expect(context.worktree).toBe(join(repo));
       await sub.stop();
     }
+  });
+});
+
+// When its instance restarts, `ccmsg subscribe` reconnects and subscribes
+// again (issue 8, item 22).
+describe("subscribe across a restart", () => {
+  it("reconnects to the restarted instance, subscribes again and receives what is sent", async () => {
+    const first = await startInstance();
+    const ownEnv = { ...first.env, CCMSG_STATE_DIR: first.stateDir };
+    const S = newSid();
+    const sub = new Subscriber(["inbox"], { ...ownEnv, CLAUDE_CODE_SESSION_ID: S });
+    const gone = sub.exited.then((code) => {
+      throw new Error(`subscribe exited (${code}): ${sub.stderr}`);
+    });
+    gone.catch(() => {}); // it exits when stopped at the end
+    await Promise.race([sub.seen(inboxSnapshot), gone]);
+    await first.stop();
+    await Promise.race([sub.seen((f) => f.ev === "restarting"), gone]);
+    const second = await startInstance({ stateDir: first.stateDir, env: first.env });
+    await Promise.race([sub.seen(inboxSnapshot, 2), gone]);
+    const r = await runCli(["post", S, "after the restart", "--json"], ownEnv);
+    expect(JSON.parse(r.stdout)).toEqual({ delivered: true });
+    await Promise.race([
+      sub.seen(
+        (f) =>
+          f.topic === "inbox" &&
+          f.snapshot === undefined &&
+          JSON.stringify(f.data).includes("after the restart"),
+      ),
+      gone,
+    ]);
+    await sub.stop();
+    await second.stop();
+  });
+
+  it("--exit-on-restart exits with status 0 when the instance restarts", async () => {
+    const own = await startInstance();
+    const sub = new Subscriber(["inbox", "--exit-on-restart"], {
+      ...own.env,
+      CCMSG_STATE_DIR: own.stateDir,
+      CLAUDE_CODE_SESSION_ID: newSid(),
+    });
+    const early = sub.exited.then((code) => {
+      throw new Error(`subscribe exited (${code}) before the restart: ${sub.stderr}`);
+    });
+    early.catch(() => {}); // it is meant to exit, later
+    await Promise.race([sub.seen(inboxSnapshot), early]);
+    await own.stop();
+    expect(await sub.exited).toBe(0);
+    expect(sub.frames.at(-1)).toMatchObject({ ev: "restarting" });
   });
 });
