@@ -15,14 +15,16 @@ export const hud: Command = async (argv) => {
     { write: { type: "string" } },
     "ccmsg hud [--sid s] [--json] [--write path]",
   );
-  const { payload, context } = await collectHud({
+  const { payload, context, localCheckNames } = await collectHud({
     stateDir: resolveStateDir(values["state-dir"]),
     configPath: configFile(undefined),
     flagSid: values.sid,
     claudeHome: claudeConfigHome(),
   });
   requireKnownSession(context, values.sid);
-  const out = wantsJson(values) ? `${JSON.stringify(payload)}\n` : `${renderHud(payload)}\n`;
+  const out = wantsJson(values)
+    ? `${JSON.stringify(payload)}\n`
+    : `${renderHud(payload, { localCheckNames })}\n`;
   if (values.write !== undefined) {
     // `--write` keeps exactly what was printed (ECC's convention).
     mkdirSync(dirname(values.write), { recursive: true });

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requiredPath } from "../helpers/env.js";
-import { isolatedHome, startInstance, type TestInstance } from "../helpers/instance.js";
+import { isolatedHome, ROOT, startInstance, type TestInstance } from "../helpers/instance.js";
 import { seedStore, statuslineInput, TODOS, todoFile } from "./fixtures.js";
 import {
   conflict,
@@ -379,5 +379,78 @@ describe("ccmsg queue", () => {
       code: "capability_unavailable",
       msg: "mergeQueue: no work items recorded (no state store yet)",
     });
+  });
+});
+
+// Read at a glance (issue 8, item 24). The statusline inputs are copies of
+// the shapes in shared/fixtures/claude-code/statusline.
+const SHAPES = join(ROOT, "test", "fixtures", "claude-code", "statusline");
+const shape = (name: string) => readFileSync(join(SHAPES, `${name}.json`), "utf8");
+
+describe("what a person reads", () => {
+  it("the statusline warns when the session is over 200k tokens and no context window is given", async () => {
+    const h = home();
+    const lines: Record<string, string> = {};
+    for (const name of ["exceeds-200k-no-window", "full", "minimal"]) {
+      const r = await runIn(["statusline"], h.env, { stdin: shape(name) });
+      expect({ name, code: r.code, stderr: r.stderr }).toEqual({ name, code: 0, stderr: "" });
+      lines[name] = stripAnsi(r.stdout);
+    }
+    expect(lines).toEqual({
+      "exceeds-200k-no-window": "Opus 4.5 │ $1.87 45m +214/-37 │ widgets ⚠ over 200k tokens\n",
+      full: "Opus 4.5 │ $1.87 45m +214/-37 │ widgets ███████░░░ 73%\n",
+      minimal: "Sonnet 4.5 │ widgets\n",
+    });
+  });
+
+  it("the statusline honours NO_COLOR (set and not empty)", async () => {
+    const h = home();
+    const plain = await runIn(
+      ["statusline"],
+      { ...h.env, NO_COLOR: "1" },
+      { stdin: shape("full") },
+    );
+    expect(plain.stdout).toBe("Opus 4.5 │ $1.87 45m +214/-37 │ widgets ███████░░░ 73%\n");
+    const warned = await runIn(
+      ["statusline"],
+      { ...h.env, NO_COLOR: "1" },
+      {
+        stdin: shape("exceeds-200k-no-window"),
+      },
+    );
+    expect(warned.stdout).not.toContain("\x1b[");
+    const coloured = await runIn(
+      ["statusline"],
+      { ...h.env, NO_COLOR: "" },
+      { stdin: shape("full") },
+    );
+    expect(coloured.stdout).toContain("\x1b[");
+  });
+
+  it("the HUD text names checks, and says plainly what it knows of cost and budget", async () => {
+    const h = home();
+    const repo = makeRepo(h.root);
+    const checks = [
+      { name: "unit", command: "true" },
+      { name: "lint", command: "exit 3" },
+    ];
+    h.config({ checks });
+    await runIn(["check", "run"], h.env, { cwd: repo });
+    const row = (text: string, label: string) =>
+      text.split("\n").find((l) => l.startsWith(`${label} `)) ?? "";
+
+    const none = await runIn(["hud", "--text"], h.env, { cwd: repo });
+    expect(none.code, none.stderr).toBe(0);
+    expect(row(none.stdout, "checks")).toBe("checks    local: unit pass, lint fail");
+    expect(row(none.stdout, "cost")).toBe("cost      unavailable");
+
+    await runIn(["statusline"], h.env, { stdin: JSON.stringify(statuslineInput(SID, repo)) });
+    const spent = await runIn(["hud", "--text", "--sid", SID], h.env, { cwd: repo });
+    expect(row(spent.stdout, "cost")).toBe("cost      $0.84 this session (no budget set)");
+    expect(spent.stdout).not.toMatch(/unavailable \(unavailable\)/);
+
+    h.config({ checks, budget_usd: 5 });
+    const budgeted = await runIn(["hud", "--text", "--sid", SID], h.env, { cwd: repo });
+    expect(row(budgeted.stdout, "cost")).toBe("cost      $0.84 of $5.00 budget (within-budget)");
   });
 });
