@@ -3,6 +3,7 @@
 // command pays only for what it uses (a cold `ccmsg post` loads the client and
 // nothing of the instance).
 
+import { sessionIdFrom } from "../harness/identity.js";
 import { VERSION } from "../version.js";
 import { type CommandHelp, commandHelp, overview, suggestion } from "./help.js";
 import { errorsAsJson, fail, GLOBAL_OPTIONS, UsageError } from "./options.js";
@@ -16,7 +17,11 @@ const watch = () => import("./watch.js");
 /** Every command, its group module, and one line of help. */
 export const COMMANDS: Record<
   string,
-  CommandHelp & { group: () => Promise<Record<string, Command>> }
+  CommandHelp & {
+    group: () => Promise<Record<string, Command>>;
+    /** Greets as the calling session with its derived meta (see main). */
+    asSession?: true;
+  }
 > = {
   daemon: {
     group: () => import("./daemon.js"),
@@ -53,16 +58,19 @@ export const COMMANDS: Record<
   },
   post: {
     group: messages,
+    asSession: true,
     help: "post <sid> <text> — send a message to a session",
     more: "Answers delivered, or held and why (preparing, paused, disappeared, throttled, inbox_full).",
   },
   reply: {
     group: messages,
+    asSession: true,
     help: "reply <mid> [--to <sid>] <text> — answer a delivered message",
     more: "Without --to the answer goes to the person, as a notification about this session.",
   },
   notify: {
     group: messages,
+    asSession: true,
     help: "notify <text> [--about <sid>] — a line for the person watching",
     more: [
       "Sent by a session about itself: run it inside a session (or with --sid).",
@@ -71,12 +79,14 @@ export const COMMANDS: Record<
   },
   inbox: {
     group: messages,
+    asSession: true,
     help: "inbox — take the messages held for this session",
     more: "What is printed has left the inbox. Needs a session: run it inside one or pass --sid.",
   },
-  peers: { group: watch, help: "peers — sessions connected now and lately lost" },
+  peers: { group: watch, asSession: true, help: "peers — sessions connected now and lately lost" },
   subscribe: {
     group: watch,
+    asSession: true,
     help: "subscribe <topic>… — stream topic frames as NDJSON",
     more: [
       "Topics: inbox, notify, peers, work_items, kv:<ns>, session_status:<sid>.",
@@ -87,6 +97,7 @@ export const COMMANDS: Record<
   },
   kv: {
     group: () => import("./kv.js"),
+    asSession: true,
     help: "kv get|set|del|list — the shared key-value store",
     more: [
       "  get <ns> <key>            print a value",
@@ -180,8 +191,13 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${commandHelp(entry)}\n`);
     return;
   }
+  const args = withLeading(rest, leading);
+  // The session's meta costs two git processes: start them now, beside
+  // loading the command, rather than on its way to the greeting.
+  if (entry.asSession && sessionIdFrom(sidFlag(args)) !== undefined)
+    void import("./session-meta.js").then((m) => m.derivedMeta());
   const group = await entry.group();
-  await group[name]!(withLeading(rest, leading));
+  await group[name]!(args);
 }
 
 function lookup(name: string): (typeof COMMANDS)[string] {
@@ -191,6 +207,14 @@ function lookup(name: string): (typeof COMMANDS)[string] {
   throw new UsageError(
     `unknown command "${name}"${near === undefined ? "" : ` — did you mean "${near}"?`} (ccmsg help lists every command)`,
   );
+}
+
+/** The value of `--sid`, read ahead of the command's own parsing. */
+function sidFlag(args: string[]): string | undefined {
+  const options = optionsOf(args);
+  const i = options.indexOf("--sid");
+  if (i >= 0) return options[i + 1];
+  return options.find((a) => a.startsWith("--sid="))?.slice("--sid=".length);
 }
 
 function isHelp(arg: string): boolean {

@@ -1,4 +1,4 @@
-import { basename } from "node:path";
+import { basename, isAbsolute } from "node:path";
 import type { SessionMeta } from "../contract/peers.js";
 import { git, mainWorktree, repoName } from "../probes/git.js";
 
@@ -23,16 +23,35 @@ export function sessionCwd(
 /** `cwd` and what git says of it: `repo` (see repoName), `ws` (the worktree's
  * directory name), `repo_root` (the main worktree, shared by all worktrees of
  * a repository: what "the same repository" means for candidates) and
- * `branch`. Outside a work tree, or without git, only `cwd`. */
-export async function derivedMeta(cwd: string = sessionCwd()): Promise<SessionMeta> {
+ * `branch` (none when detached or before the first commit). Outside a work
+ * tree, or without git, only `cwd`. Derived once per directory per process:
+ * main.ts starts it early, beside loading the command, as it costs two git
+ * processes on the command's way to its greeting. */
+export function derivedMeta(cwd: string = sessionCwd()): Promise<SessionMeta> {
+  let meta = derived.get(cwd);
+  if (meta === undefined) {
+    meta = derive(cwd);
+    derived.set(cwd, meta);
+  }
+  return meta;
+}
+
+const derived = new Map<string, Promise<SessionMeta>>();
+
+async function derive(cwd: string): Promise<SessionMeta> {
   const options = { timeoutMs: GIT_TIMEOUT_MS };
-  const [top, head, origin] = await Promise.all([
-    git(cwd, ["rev-parse", "--show-toplevel", "--git-common-dir"], options),
-    git(cwd, ["symbolic-ref", "--quiet", "--short", "HEAD"], options),
+  const [top, origin] = await Promise.all([
+    // Before the first commit this exits 128 for HEAD, having printed the rest.
+    git(
+      cwd,
+      ["rev-parse", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD"],
+      options,
+    ),
     git(cwd, ["remote", "get-url", "origin"], options),
   ]);
-  const [toplevel, common] = top.ok ? top.stdout.trim().split("\n") : [];
-  if (!toplevel || !common) return { cwd };
+  const [toplevel, common, head] = top.stdout.trim().split("\n");
+  if (top.failure !== undefined && top.failure !== "exit") return { cwd };
+  if (!toplevel || !common || !isAbsolute(toplevel)) return { cwd };
   const root = mainWorktree(cwd, toplevel, common);
   const meta: SessionMeta = {
     cwd,
@@ -40,7 +59,6 @@ export async function derivedMeta(cwd: string = sessionCwd()): Promise<SessionMe
     repo: repoName(root, origin.ok ? origin.stdout.trim() || null : null),
     ws: basename(toplevel),
   };
-  const branch = head.ok ? head.stdout.trim() : "";
-  if (branch !== "") meta.branch = branch;
+  if (head?.startsWith("refs/heads/")) meta.branch = head.slice("refs/heads/".length);
   return meta;
 }
