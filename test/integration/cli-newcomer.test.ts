@@ -28,8 +28,9 @@ afterAll(async () => {
 });
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
 
-const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string })
-  .version;
+const VERSION = (
+  JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }
+).version;
 
 /** Run the CLI on a terminal (a pseudo-terminal from `script`), as a person
  * types it: stdout and stderr both reach the terminal, returned as lines. */
