@@ -9,6 +9,7 @@ import type { OpResult } from "../contract/schemas.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { ensureStateDir } from "../state-dir.js";
 import type { Flags } from "./options.js";
+import { derivedMeta } from "./session-meta.js";
 
 /**
  * Connect to the instance of the state directory; when none answers, start one
@@ -73,31 +74,46 @@ function readTail(path: string): string {
   }
 }
 
-/** Greet as the session when one is known, else as the person. The greeting
- * is sent without waiting: the instance holds later frames until it settles. */
-export function greet(
+/** Greet as the session when one is known — with the meta every greeting of
+ * a session carries (session-meta.ts), unless `meta` is given — else as the
+ * person. Resolves once the greeting is sent, with its reply still to come:
+ * the instance holds later frames until the greeting settles. */
+export async function sendGreeting(
   client: Client,
   sid: string | undefined,
-  meta: SessionMeta = {},
-): Promise<OpResult<"hello">> {
+  meta?: SessionMeta,
+): Promise<{ reply: Promise<OpResult<"hello">> }> {
   const who = sid === undefined ? { role: "user" as const } : { role: "session" as const, sid };
-  return client.call("hello", {
+  const announced = sid === undefined ? {} : (meta ?? (await derivedMeta()));
+  const reply = client.call("hello", {
     ...who,
-    ...(sid === undefined ? {} : meta),
+    ...announced,
     protocol_version: PROTOCOL_VERSION,
     client_version: "ccmsg-cli",
   });
+  return { reply };
 }
 
-/** Greet, then call `op`, in one round trip; the greeting's refusal wins. */
+/** Greet (see sendGreeting) and wait for the reply. */
+export async function greet(
+  client: Client,
+  sid: string | undefined,
+  meta?: SessionMeta,
+): Promise<OpResult<"hello">> {
+  return (await sendGreeting(client, sid, meta)).reply;
+}
+
+/** Greet (with `meta` when given), then call `op`, in one round trip; the
+ * greeting's refusal wins. */
 export async function callAs<Op extends OpName>(
   client: Client,
   sid: string | undefined,
   op: Op,
-  ...args: ArgsOf<Op>
+  args: ArgsOf<Op>[0],
+  meta?: SessionMeta,
 ): Promise<OpResult<Op>> {
-  const greeting = greet(client, sid);
-  const call = client.call(op, ...args);
+  const { reply: greeting } = await sendGreeting(client, sid, meta);
+  const call = client.call(op, ...([args] as ArgsOf<Op>));
   // When the greeting is refused the call fails too; report the greeting.
   call.catch(() => {});
   await greeting;

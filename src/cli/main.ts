@@ -3,9 +3,10 @@
 // command pays only for what it uses (a cold `ccmsg post` loads the client and
 // nothing of the instance).
 
-import { ContractError } from "../contract/errors.js";
+import { sessionIdFrom } from "../harness/identity.js";
 import { VERSION } from "../version.js";
-import { fail } from "./options.js";
+import { type CommandHelp, commandHelp, overview, suggestion } from "./help.js";
+import { errorsAsJson, fail, GLOBAL_OPTIONS, UsageError } from "./options.js";
 
 export type Command = (argv: string[]) => Promise<void>;
 
@@ -16,88 +17,255 @@ const watch = () => import("./watch.js");
 /** Every command, its group module, and one line of help. */
 export const COMMANDS: Record<
   string,
-  { group: () => Promise<Record<string, Command>>; help: string }
+  CommandHelp & {
+    group: () => Promise<Record<string, Command>>;
+    /** Greets as the calling session with its derived meta (see main). */
+    asSession?: true;
+  }
 > = {
   daemon: {
     group: () => import("./daemon.js"),
     help: "daemon run|start|stop|status|restart — manage the instance",
+    more: [
+      "  run      serve in the foreground until Ctrl-C or SIGTERM",
+      "  start    start one in the background (nothing to do when one runs)",
+      "  stop     stop it gracefully: nothing acknowledged is lost",
+      "  status   whether one runs, its pid, socket and HTTP address",
+      "  restart  stop, then start",
+      "  --http host:port|0|off  where HTTP and the WebSocket listen (run, start, restart)",
+    ].join("\n"),
   },
-  ping: { group: () => import("./ping.js"), help: "ping — health of the instance" },
+  ping: {
+    group: () => import("./ping.js"),
+    help: "ping — health of the instance",
+    more: "Its id, version, pid, uptime, connected clients and HTTP address.",
+  },
   open: {
     group: () => import("./open.js"),
     help: "open [--print] — a one-time link that signs a browser in to the console",
+    more: [
+      "Prints a link (valid 2 minutes, once) that gives this browser the owner's cookie;",
+      "on a terminal it opens a browser when one is found.",
+      "  --print   only print the link",
+    ].join("\n"),
   },
-  hello: { group: messages, help: "hello [--hook] — greet the instance as this session" },
+  hello: {
+    group: messages,
+    help: "hello [--hook] — greet the instance as this session",
+    more: [
+      "Announces where the session works; repo, ws, branch and repo_root come from git",
+      "in the session's directory (CLAUDE_PROJECT_DIR, else the current directory).",
+      "  --hook    read Claude Code's SessionStart payload on stdin; never fails the hook",
+      "  --cwd d, --repo r, --ws w, --repo-root d, --branch b, --transcript-path p,",
+      "  --title t  state a field instead of deriving it",
+    ].join("\n"),
+  },
   stopping: {
     group: messages,
     help: "stopping [--reason r] [--hook] — declare this session is stopping",
+    more: "Its disconnection then reads as a pause, not a loss. --hook reads the SessionEnd payload.",
   },
-  post: { group: messages, help: "post <sid> <text> — send a message to a session" },
-  reply: { group: messages, help: "reply <mid> [--to <sid>] <text> — answer a delivered message" },
+  post: {
+    group: messages,
+    asSession: true,
+    help: "post <sid> <text> — send a message to a session",
+    more: "Answers delivered, or held and why (preparing, paused, disappeared, throttled, inbox_full).",
+  },
+  reply: {
+    group: messages,
+    asSession: true,
+    help: "reply <mid> [--to <sid>] <text> — answer a delivered message",
+    more: "Without --to the answer goes to the person, as a notification about this session.",
+  },
   notify: {
     group: messages,
+    asSession: true,
     help: "notify <text> [--about <sid>] — a line for the person watching",
+    more: [
+      "Sent by a session about itself: run it inside a session (or with --sid).",
+      "A person names the session the line is about with --about <sid>.",
+    ].join("\n"),
   },
-  inbox: { group: messages, help: "inbox — take the messages held for this session" },
-  peers: { group: watch, help: "peers — sessions connected now and lately lost" },
-  subscribe: { group: watch, help: "subscribe <topic>… — stream topic frames as NDJSON" },
-  kv: { group: () => import("./kv.js"), help: "kv get|set|del|list — the shared key-value store" },
+  inbox: {
+    group: messages,
+    asSession: true,
+    help: "inbox — take the messages held for this session",
+    more: "What is printed has left the inbox. Needs a session: run it inside one or pass --sid.",
+  },
+  peers: { group: watch, asSession: true, help: "peers — sessions connected now and lately lost" },
+  subscribe: {
+    group: watch,
+    asSession: true,
+    help: "subscribe <topic>… — stream topic frames as NDJSON",
+    more: [
+      "Topics: inbox, notify, peers, work_items, kv:<ns>, session_status:<sid>.",
+      "When the instance restarts or goes away it reconnects (waiting longer each try,",
+      "at most 2 s) and subscribes again; it never starts an instance itself.",
+      "  --exit-on-restart  exit instead (status 0 on a restart, 1 on a lost connection)",
+    ].join("\n"),
+  },
+  kv: {
+    group: () => import("./kv.js"),
+    asSession: true,
+    help: "kv get|set|del|list — the shared key-value store",
+    more: [
+      "  get <ns> <key>            print a value",
+      "  set <ns> <key> <value>    a value is JSON when it parses, else text (--string: always text)",
+      "  del <ns> <key>            delete a key",
+      "  list <ns>                 every key of a namespace",
+      "A namespace is a lower-case letter then up to 63 lower-case letters, digits or _.",
+    ].join("\n"),
+  },
   board: {
     group: () => import("./board.js"),
     help: "board add|list|show|claim|move|update — the work board",
+    more: [
+      "  add --title t [--priority p] [--status s] [--owner o] [--url u] …",
+      "  list [--lane ready|running|blocked|done] [--limit n]",
+      "  show <id> | claim [<id>] [--owner o] [--as agent|human] | move <id> <lane>",
+      "  update <id> [--title …]      --db PATH reads another board file",
+    ].join("\n"),
   },
   status: {
     group: () => import("./status.js"),
     help: "status [--json|--markdown] [--exit-code] — readiness summary",
+    more: [
+      "  --write PATH  also write what is printed (with --json or --markdown)",
+      "  --exit-code   exit 2 when it needs attention;  --limit N  items per list (5)",
+      "  --db PATH     read another state file",
+    ].join("\n"),
   },
   hud: {
     group: () => import("./hud.js"),
     help: "hud [--sid s] — the ecc.hud-status.v1 payload for a session",
+    more: [
+      "The session: --sid, else the one this runs inside, else the most recently active.",
+      "  --write PATH  also write what is printed",
+    ].join("\n"),
   },
   statusline: {
     group: () => import("./statusline.js"),
     help: "statusline — one compact line from the harness's statusline JSON",
+    more: [
+      "Claude Code's statusLine command: reads its JSON on stdin, prints one line, always",
+      "exits 0 (an empty line on any failure). NO_COLOR=1 drops the colours.",
+    ].join("\n"),
   },
   check: {
     group: () => import("./check.js"),
     help: "check run — run the local checks the config declares",
+    more: "  --name n  run only that check. Results are kept for the HUD; exit 1 when one fails.",
   },
   session: {
     group: () => import("./session.js"),
     help: "session diff|pr|stop|resume|create — session controls",
+    more: [
+      "  diff                       the worktree's changes",
+      "  pr                         the branch's pull request (gh)",
+      "  stop [--reason r]          declare the session stopping (only from inside it)",
+      "  resume                     the command that resumes the session",
+      "  create <name> [--base ref] a new worktree on a new branch beside the repository",
+    ].join("\n"),
   },
   queue: {
     group: () => import("./queue.js"),
     help: "queue merge|conflict — merge and conflict queues",
+    more: "The HUD's queues, from the work board and the repository's worktrees.",
   },
 };
 
-function usage(): string {
-  const lines = Object.values(COMMANDS).map((c) => `  ccmsg ${c.help}`);
-  return [
-    "usage: ccmsg <command> [options]",
-    "",
-    ...lines,
-    "",
-    "Options for every command: --json, --text, --sid <sid>, --state-dir <dir>, --no-start",
-  ].join("\n");
-}
+/** Where a failure is reported from (`ccmsg <command>: …`). */
+let current: string | undefined;
 
 async function main(argv: string[]): Promise<void> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
-    process.stdout.write(`${usage()}\n`);
+  const { leading, name, rest } = splitLeading(argv);
+  const asksHelp = leading.some(isHelp) || optionsOf(rest).some(isHelp);
+  if (name === undefined || (name === "help" && rest.length === 0)) {
+    process.stdout.write(`${overview(COMMANDS)}\n`);
     return;
   }
-  if (name === "--version" || name === "version") {
+  if (name === "-v" || name === "--version" || name === "version") {
     process.stdout.write(`ccmsg ${VERSION}\n`);
     return;
   }
-  const entry = COMMANDS[name];
-  if (entry === undefined)
-    throw new ContractError("invalid_args", `unknown command: ${name}\n${usage()}`);
+  if (name === "help") {
+    process.stdout.write(`${commandHelp(lookup(rest[0]!))}\n`);
+    return;
+  }
+  if (name.startsWith("-")) throw new UsageError(`unknown option ${name}`);
+  const entry = lookup(name);
+  current = name;
+  // `--help` anywhere before `--` shows the help and runs nothing.
+  if (asksHelp) {
+    process.stdout.write(`${commandHelp(entry)}\n`);
+    return;
+  }
+  const args = withLeading(rest, leading);
+  // The session's meta costs two git processes: start them now, beside
+  // loading the command, rather than on its way to the greeting.
+  if (entry.asSession && sessionIdFrom(sidFlag(args)) !== undefined)
+    void import("./session-meta.js").then((m) => m.derivedMeta());
   const group = await entry.group();
-  await group[name]!(rest);
+  await group[name]!(args);
 }
 
-main(process.argv.slice(2)).catch(fail);
+function lookup(name: string): (typeof COMMANDS)[string] {
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (entry !== undefined) return entry;
+  const near = suggestion(name, Object.keys(COMMANDS));
+  throw new UsageError(
+    `unknown command "${name}"${near === undefined ? "" : ` — did you mean "${near}"?`} (ccmsg help lists every command)`,
+  );
+}
+
+/** The value of `--sid`, read ahead of the command's own parsing. */
+function sidFlag(args: string[]): string | undefined {
+  const options = optionsOf(args);
+  const i = options.indexOf("--sid");
+  if (i >= 0) return options[i + 1];
+  return options.find((a) => a.startsWith("--sid="))?.slice("--sid=".length);
+}
+
+function isHelp(arg: string): boolean {
+  return arg === "--help" || arg === "-h";
+}
+
+/** The arguments before `--` (after it, everything is text). */
+function optionsOf(args: string[]): string[] {
+  const end = args.indexOf("--");
+  return end === -1 ? args : args.slice(0, end);
+}
+
+/** Options every command takes may also come before the command
+ * (`ccmsg --state-dir d --json ping`): they are split off here and handed to
+ * the command with its own arguments. */
+function splitLeading(argv: string[]): { leading: string[]; name?: string; rest: string[] } {
+  const leading: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const key = arg.startsWith("--") ? arg.slice(2).split("=")[0]! : arg === "-h" ? "help" : "";
+    const spec = (GLOBAL_OPTIONS as Record<string, { type: string }>)[key];
+    if (spec === undefined) break;
+    leading.push(arg);
+    if (spec.type === "string" && !arg.includes("=")) {
+      const value = argv[++i];
+      if (value === undefined) throw new UsageError(`${arg} needs a value`);
+      leading.push(value);
+    }
+  }
+  return { leading, name: argv[i], rest: argv.slice(i + 1) };
+}
+
+/** A command's arguments with the leading options added before any `--`
+ * (commands read their verb first, so the options go after it). */
+function withLeading(rest: string[], leading: string[]): string[] {
+  if (leading.length === 0) return rest;
+  const end = rest.indexOf("--");
+  return end === -1
+    ? [...rest, ...leading]
+    : [...rest.slice(0, end), ...leading, ...rest.slice(end)];
+}
+
+const argv = process.argv.slice(2);
+main(argv).catch((error) => fail(error, errorsAsJson(argv), current));

@@ -1,10 +1,10 @@
-import { execFile } from "node:child_process";
-import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { ContractError } from "../contract/errors.js";
+import type { SessionMeta } from "../contract/peers.js";
 import type { OpArgs } from "../contract/schemas.js";
 import { callAs, connectInstance, greet } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print, sessionId, wantsJson } from "./options.js";
+import { derivedMeta, sessionCwd } from "./session-meta.js";
 import { readStdinJson } from "./stdin.js";
 
 const HOOK_DEADLINE_MS = 3000;
@@ -29,12 +29,7 @@ export const hello: Command = async (argv) => {
   );
   const run = async () => {
     const { payload, sid } = await hookSession(values, "hello");
-    const cwd =
-      values.cwd ??
-      process.env.CLAUDE_PROJECT_DIR ??
-      (payload.cwd as string | undefined) ??
-      process.cwd();
-    const meta: Record<string, string> = { cwd, ...(await gitFacts(cwd)) };
+    const meta: SessionMeta = await derivedMeta(sessionCwd(values.cwd, payloadCwd(payload)));
     const given = {
       repo: values.repo,
       ws: values.ws,
@@ -43,7 +38,8 @@ export const hello: Command = async (argv) => {
       transcript_path: values["transcript-path"] ?? (payload.transcript_path as string | undefined),
       title: values.title,
     };
-    for (const [k, v] of Object.entries(given)) if (v !== undefined) meta[k] = v;
+    for (const [k, v] of Object.entries(given))
+      if (v !== undefined) meta[k as keyof SessionMeta] = v;
     const client = await connectInstance(values);
     const reply = await greet(client, sid, meta);
     client.close();
@@ -80,7 +76,8 @@ export const stopping: Command = async (argv) => {
     const { payload, sid } = await hookSession(values, "stopping");
     const reason = values.reason ?? (payload.reason as string | undefined);
     const client = await connectInstance(values);
-    const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {});
+    const meta = await derivedMeta(sessionCwd(undefined, payloadCwd(payload)));
+    const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {}, meta);
     client.close();
     return r;
   };
@@ -161,10 +158,18 @@ export const notify: Command = async (argv) => {
   );
   if (positionals.length === 0)
     throw new ContractError("invalid_args", "usage: ccmsg notify <text> [--about <sid>]");
+  // A notification is about a session: the caller, or the one named.
+  const sid = sessionId(values);
+  if (sid === undefined && values.about === undefined) {
+    throw new ContractError(
+      "invalid_args",
+      "notify tells the person about a session: run it inside a session (or pass --sid <sid>), or name the session with --about <sid>",
+    );
+  }
   const client = await connectInstance(values);
   const text = positionals.join(" ");
   const about = values.about === undefined ? {} : { sid: values.about };
-  await callAs(client, sessionId(values), "notify_send", { text, ...about });
+  await callAs(client, sid, "notify_send", { text, ...about });
   client.close();
   print(values, {}, () => "sent");
 };
@@ -198,31 +203,8 @@ export const inbox: Command = async (argv) => {
   for (const m of messages) process.stdout.write(`[${m.mid}] ${m.from_label}: ${m.text}\n`);
 };
 
-/** repo, ws, branch and repo_root from git, when `cwd` is in a work tree.
- * Worktrees of one repository share `repo_root` (the main work tree), which is
- * what "the same repository" means for candidates. */
-function gitFacts(cwd: string): Promise<Record<string, string>> {
-  return new Promise((resolvePromise) => {
-    execFile(
-      "git",
-      ["-C", cwd, "rev-parse", "--show-toplevel", "--git-common-dir", "--abbrev-ref", "HEAD"],
-      { timeout: 2000 },
-      (error, stdout) => {
-        if (error) return resolvePromise({});
-        const [top, common, branch] = stdout.trim().split("\n");
-        if (!top || !common) return resolvePromise({});
-        const commonAbs = isAbsolute(common) ? common : resolve(cwd, common);
-        const root = basename(commonAbs) === ".git" ? dirname(commonAbs) : top;
-        const out: Record<string, string> = {
-          repo_root: root,
-          repo: basename(root),
-          ws: basename(top),
-        };
-        if (branch && branch !== "HEAD") out.branch = branch;
-        resolvePromise(out);
-      },
-    );
-  });
+function payloadCwd(payload: Record<string, unknown>): string | undefined {
+  return typeof payload.cwd === "string" && payload.cwd !== "" ? payload.cwd : undefined;
 }
 
 /** The hook payload (with `--hook`) and the session it speaks for: `--sid`,

@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { ContractError, contractError } from "../contract/errors.js";
+import { ContractError } from "../contract/errors.js";
 import { sessionIdFrom } from "../harness/identity.js";
 
 // What every command shares: its options, who it speaks as, how it prints.
@@ -19,10 +19,21 @@ type Options = NonNullable<ParseArgsConfig["options"]>;
 /** Parsed option values: strings for string options, booleans otherwise. */
 export type Values<O> = { [K in keyof O]?: O[K] extends { type: "string" } ? string : boolean };
 
+/** A command line the command cannot read: `invalid_args`, and the person is
+ * pointed at the command's help. */
+export class UsageError extends ContractError {
+  constructor(msg: string) {
+    super("invalid_args", msg);
+  }
+}
+
+/** Parse a command's argv with the options every command shares. (`_usage`,
+ * the command's synopsis, is kept for the callers' sake: a usage error now
+ * points at `ccmsg help <command>`, which shows all of it.) */
 export function parse<O extends Options>(
   argv: string[],
   options: O,
-  usage: string,
+  _usage: string,
 ): { values: Values<typeof GLOBAL_OPTIONS & O>; positionals: string[] } {
   try {
     const parsed = parseArgs({
@@ -33,7 +44,24 @@ export function parse<O extends Options>(
     });
     return parsed as { values: Values<typeof GLOBAL_OPTIONS & O>; positionals: string[] };
   } catch (error) {
-    throw contractError("invalid_args", `${(error as Error).message}\nusage: ${usage}`);
+    throw new UsageError(parseFailure(error as Error & { code?: string }));
+  }
+}
+
+/** node's parseArgs messages, shortened to what went wrong (its advice about
+ * `--` is rarely what a person meant). */
+function parseFailure(error: Error & { code?: string }): string {
+  const option = /'(-[^' ]+)/.exec(error.message)?.[1];
+  if (option === undefined) return error.message;
+  switch (error.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${option}`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return error.message.includes("argument missing")
+        ? `${option} needs a value`
+        : `${option} takes no value`;
+    default:
+      return error.message;
   }
 }
 
@@ -62,11 +90,33 @@ export function print(flags: Flags, value: unknown, text: () => string): void {
   process.stdout.write(wantsJson(flags) ? `${JSON.stringify(value)}\n` : `${text()}\n`);
 }
 
-/** Report a failure on stderr as `{"error":{"code","msg"}}` and exit 1. A
- * failure without a contract code is `internal_error`. */
-export function fail(error: unknown): never {
+/** Whether a failure is reported as JSON: with `--json`, or when stderr is
+ * not a terminal (hooks and agents parse it); `--text` or a terminal gets one
+ * readable line. Read from the raw argv, as the failure may be the parse. */
+export function errorsAsJson(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  const options = end === -1 ? argv : argv.slice(0, end);
+  if (options.includes("--json")) return true;
+  if (options.includes("--text")) return false;
+  return !process.stderr.isTTY;
+}
+
+/** Report a failure on stderr and exit 1: `{"error":{"code","msg"}}`, or for
+ * a person `ccmsg <command>: <what went wrong>` on one line. A failure without
+ * a contract code is `internal_error`. A usage error points at the help. */
+export function fail(error: unknown, json: boolean, command?: string): never {
   const code = error instanceof ContractError ? error.code : "internal_error";
-  const msg = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`${JSON.stringify({ error: { code, msg } })}\n`);
+  let msg = error instanceof Error ? error.message : String(error);
+  if (error instanceof UsageError && command !== undefined)
+    msg = `${msg} (see ccmsg help ${command})`;
+  if (json) process.stderr.write(`${JSON.stringify({ error: { code, msg } })}\n`);
+  else {
+    const line = msg
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "")
+      .join("; ");
+    process.stderr.write(`ccmsg${command === undefined ? "" : ` ${command}`}: ${line}\n`);
+  }
   process.exit(1);
 }

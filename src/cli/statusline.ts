@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import {
+  colourWanted,
   readAll,
   STDIN_DEADLINE_MS,
   STDIN_LIMIT,
@@ -27,6 +28,7 @@ export const statusline: Command = async (argv) => {
         recordDir: stateFiles(resolveStateDir(typeof flag === "string" ? flag : undefined))
           .statusline,
         claudeHome: claudeConfigHome(),
+        colour: colourWanted(),
       });
     }
   } catch {

@@ -1,8 +1,11 @@
+import { Client } from "../client/client.js";
 import { ContractError } from "../contract/errors.js";
-import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
-import { connectInstance, greet } from "./connect.js";
+import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
+import { resolveStateDir, stateFiles } from "../paths.js";
+import { connectInstance, greet, sendGreeting } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print, sessionId } from "./options.js";
+import { derivedMeta } from "./session-meta.js";
 
 /** `ccmsg peers` — the sessions connected now and those lately lost. Greets as
  * the session when one is known, so rows answer for this session. */
@@ -14,7 +17,7 @@ export const peers: Command = async (argv) => {
       if (p.ev === "topic" && p.topic === "peers" && p.snapshot) resolve(p.data as never);
     });
   });
-  const greeting = greet(client, sessionId(values));
+  const { reply: greeting } = await sendGreeting(client, sessionId(values));
   const sub = client.call("topic_subscribe", { topic: "peers" });
   sub.catch(() => {});
   await greeting;
@@ -37,21 +40,88 @@ export const peers: Command = async (argv) => {
   });
 };
 
-/** `ccmsg subscribe <topic>…` — stream frames as NDJSON until interrupted or
- * until the instance goes away. */
+const SUBSCRIBE_USAGE = "ccmsg subscribe <topic>… [--exit-on-restart]";
+/** Waits between reconnection attempts: doubling from the first, capped. */
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 2000;
+
+/** `ccmsg subscribe <topic>…` — stream frames as NDJSON until interrupted.
+ * When the instance restarts or the connection is lost it reconnects (never
+ * starting an instance itself: a `daemon stop` stays stopped) and subscribes
+ * again, so each topic starts over with a fresh snapshot; `--exit-on-restart`
+ * ends instead. */
 export const subscribe: Command = async (argv) => {
-  const { values, positionals } = parse(argv, {}, "ccmsg subscribe <topic>…");
+  const { values, positionals } = parse(
+    argv,
+    { "exit-on-restart": { type: "boolean" } },
+    SUBSCRIBE_USAGE,
+  );
   if (positionals.length === 0)
-    throw new ContractError("invalid_args", "usage: ccmsg subscribe <topic>…");
-  const client = await connectInstance(values);
-  client.onPushed((p) => process.stdout.write(`${JSON.stringify(p)}\n`));
-  await greet(client, sessionId(values));
-  for (const topic of positionals) await client.call("topic_subscribe", { topic });
-  await new Promise<void>((resolve) => {
-    client.onClose(resolve);
-    process.once("SIGINT", () => {
-      client.close();
-      resolve();
-    });
+    throw new ContractError("invalid_args", `usage: ${SUBSCRIBE_USAGE}`);
+  const sid = sessionId(values);
+  // Derived once: every reconnection announces the same session.
+  const meta = sid === undefined ? undefined : await derivedMeta();
+  const { socket } = stateFiles(resolveStateDir(values["state-dir"]));
+  let interrupted = false;
+  let current: Client | undefined;
+  let wake = () => {};
+  process.once("SIGINT", () => {
+    interrupted = true;
+    current?.close();
+    wake();
   });
+  current = await connectInstance(values);
+  for (;;) {
+    const { restarting } = await stream(current, sid, meta, positionals);
+    if (interrupted) return;
+    if (values["exit-on-restart"]) {
+      if (restarting) return;
+      throw new ContractError("instance_unreachable", "the connection to the instance was lost");
+    }
+    current = undefined;
+    for (
+      let wait = RETRY_FIRST_MS;
+      current === undefined;
+      wait = Math.min(wait * 2, RETRY_MAX_MS)
+    ) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (interrupted) return;
+      current = await Client.connectUnix(socket).catch(() => undefined);
+    }
+  }
 };
+
+/** One connection's life: greet, subscribe to each topic, print every frame
+ * (the `restarting` event too); resolves when the connection closes, saying
+ * whether the instance announced a restart first. */
+async function stream(
+  client: Client,
+  sid: string | undefined,
+  meta: SessionMeta | undefined,
+  topics: string[],
+): Promise<{ restarting: boolean }> {
+  let restarting = false;
+  const closed = new Promise<void>((resolve) => client.onClose(resolve));
+  client.onPushed((p) => {
+    if (p.ev === "restarting") restarting = true;
+    process.stdout.write(`${JSON.stringify(p)}\n`);
+  });
+  try {
+    await greet(client, sid, meta);
+    for (const topic of topics) await client.call("topic_subscribe", { topic });
+  } catch (error) {
+    // A refusal ends the command; a connection lost meanwhile is ridden out.
+    if (!client.closed) {
+      client.close();
+      throw error;
+    }
+  }
+  await closed;
+  return { restarting };
+}

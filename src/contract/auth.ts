@@ -15,7 +15,10 @@ import { topicNamePattern } from "./topics.js";
 /** The 6-digit code shown apart from the registration URL: both halves are
  * needed, so a leaked URL alone registers nothing. */
 export const REGISTER_CODE_PATTERN = "^[0-9]{6}$";
-export const RegisterCode = Type.String({ pattern: REGISTER_CODE_PATTERN });
+export const RegisterCode = Type.String({
+  pattern: REGISTER_CODE_PATTERN,
+  description: "a registration code is 6 digits",
+});
 export type RegisterCode = Static<typeof RegisterCode>;
 
 /** SHA-256 in lowercase hex: how a retired refresh value is remembered without
@@ -277,7 +280,10 @@ export type LastRefresh = Static<typeof LastRefresh>;
 export const RetiredRefresh = Type.Object({
   /** SHA-256 of the value: enough to recognise a replay, useless to an
    * attacker who reads the record. */
-  hash: Type.String({ pattern: SHA256_HEX_PATTERN }),
+  hash: Type.String({
+    pattern: SHA256_HEX_PATTERN,
+    description: "a SHA-256 hash is 64 lower-case hex digits",
+  }),
   /** Kept until the value's own expiry; after it the value fails anyway. */
   expires_at: Timestamp,
 });

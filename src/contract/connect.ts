@@ -66,7 +66,10 @@ export const HelloResult = Type.Object({
   /** Base URL of the gateway in front of this instance's terminals, no
    * trailing slash. Absent exactly when `terminal` is. */
   terminal_gateway: Type.Optional(
-    Type.String({ pattern: "^https?://[^/?#\\s]+(/[^?#\\s]*[^/?#\\s])?$" }),
+    Type.String({
+      pattern: "^https?://[^/?#\\s]+(/[^?#\\s]*[^/?#\\s])?$",
+      description: "an http(s) URL without query, fragment or trailing /",
+    }),
   ),
   /** When an access token opened the connection: the instant the instance
    * closes it unless `auth_refresh` moves it. */

@@ -123,7 +123,7 @@ export type FailureReply = Static<typeof FailureReply>;
 export function topicFrame<T extends TSchema>(topicPattern: string, data: T) {
   return Type.Object({
     ev: Type.Literal("topic"),
-    topic: Type.String({ pattern: topicPattern }),
+    topic: Type.String({ pattern: topicPattern, description: "a topic name of this frame's kind" }),
     snapshot: Type.Optional(Type.Literal(true)),
     instance: InstanceId,
     data,

@@ -23,7 +23,12 @@ export const TRANSCRIPT_ITEM_SELECTOR_PATTERN =
 
 /** The harness session id (Claude Code session id; Codex thread id): a lowercase
  * UUID, unique across the mesh and never prefixed by an instance. */
-export const Sid = Type.String({ pattern: SID_PATTERN });
+// Each patterned type describes its form in words: an `invalid_args` message
+// quotes the description, never the pattern (validate.ts).
+export const Sid = Type.String({
+  pattern: SID_PATTERN,
+  description: "a session id is a lower-case UUID",
+});
 export type Sid = Static<typeof Sid>;
 
 /** The literal that names a person as a sender. */
@@ -37,11 +42,18 @@ export type Sender = Static<typeof Sender>;
 
 /** 16 random bytes minted once by an instance and kept for life, also across a
  * move to another host: everything that must survive a move is keyed by it. */
-export const InstanceId = Type.String({ pattern: INSTANCE_ID_PATTERN });
+export const InstanceId = Type.String({
+  pattern: INSTANCE_ID_PATTERN,
+  description: "an instance id is 32 lower-case hex digits",
+});
 export type InstanceId = Static<typeof InstanceId>;
 
 /** Where an instance is published and dialed, compared as a whole string. */
-export const Endpoint = Type.String({ pattern: ENDPOINT_PATTERN });
+export const Endpoint = Type.String({
+  pattern: ENDPOINT_PATTERN,
+  description:
+    "an endpoint is an http(s) URL with a lower-case host, ending in / and without query or fragment",
+});
 export type Endpoint = Static<typeof Endpoint>;
 
 /** Longest mid: an instance id, a slash and a counter of up to 31 digits. The
@@ -50,7 +62,11 @@ export const MID_MAX_CHARS = 64;
 
 /** Id of one delivery frame, `<InstanceId>/<counter>`. Not a cursor: there is no
  * ordering across instances. */
-export const Mid = Type.String({ pattern: MID_PATTERN, maxLength: MID_MAX_CHARS });
+export const Mid = Type.String({
+  pattern: MID_PATTERN,
+  maxLength: MID_MAX_CHARS,
+  description: "a message id is <instance id>/<number>",
+});
 export type Mid = Static<typeof Mid>;
 
 export const ROLES = ["session", "user", "instance"] as const;
@@ -79,25 +95,48 @@ export type Capability = (typeof CAPABILITIES)[number];
 export const Timestamp = Type.Integer({ minimum: 0 });
 export type Timestamp = Static<typeof Timestamp>;
 
-export const Namespace = Type.String({ pattern: `^${NAMESPACE_PATTERN}$` });
+export const Namespace = Type.String({
+  pattern: `^${NAMESPACE_PATTERN}$`,
+  description:
+    "a namespace is a lower-case letter, then up to 63 lower-case letters, digits or underscores",
+});
 export type Namespace = Static<typeof Namespace>;
 
 /** 1–256 code points without control characters U+0000–U+001F. */
-export const KvKey = Text({ minLength: 1, maxLength: 256, pattern: "^[^\\u0000-\\u001f]*$" });
+export const KvKey = Text({
+  minLength: 1,
+  maxLength: 256,
+  pattern: "^[^\\u0000-\\u001f]*$",
+  description: "a key is 1 to 256 characters without control characters",
+});
 export type KvKey = Static<typeof KvKey>;
 
-export const Base64Url = Type.String({ minLength: 1, pattern: BASE64URL_PATTERN });
+export const Base64Url = Type.String({
+  minLength: 1,
+  pattern: BASE64URL_PATTERN,
+  description: "base64url text: letters, digits, - and _",
+});
 export type Base64Url = Static<typeof Base64Url>;
 
 /** A person's id in auth records; `<unit>-<counter>` by default. */
 export const Subject = Text({ minLength: 1, maxLength: 128 });
 export type Subject = Static<typeof Subject>;
 
-export const TranscriptItemId = Type.String({ pattern: TRANSCRIPT_ITEM_ID_PATTERN });
+export const TranscriptItemId = Type.String({
+  pattern: TRANSCRIPT_ITEM_ID_PATTERN,
+  description: "a transcript item id is <source>:<number>",
+});
 export type TranscriptItemId = Static<typeof TranscriptItemId>;
-export const TranscriptItemType = Type.String({ pattern: TRANSCRIPT_ITEM_TYPE_PATTERN });
+export const TranscriptItemType = Type.String({
+  pattern: TRANSCRIPT_ITEM_TYPE_PATTERN,
+  description: "an item type is a lower-case family and :-separated names, e.g. tool:Bash",
+});
 export type TranscriptItemType = Static<typeof TranscriptItemType>;
-export const TranscriptItemSelector = Type.String({ pattern: TRANSCRIPT_ITEM_SELECTOR_PATTERN });
+export const TranscriptItemSelector = Type.String({
+  pattern: TRANSCRIPT_ITEM_SELECTOR_PATTERN,
+  description:
+    "a selector is an item type (e.g. tool:Bash) or @<agent>, with - before it to exclude",
+});
 export type TranscriptItemSelector = Static<typeof TranscriptItemSelector>;
 
 /** A non-empty string, the most common argument shape. */

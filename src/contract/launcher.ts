@@ -11,7 +11,11 @@ import { NonEmpty } from "./identifiers.js";
 export const SHELL_IDENTIFIER_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$";
 
 export const LauncherParam = Type.Object({
-  name: Type.String({ minLength: 1, pattern: SHELL_IDENTIFIER_PATTERN }),
+  name: Type.String({
+    minLength: 1,
+    pattern: SHELL_IDENTIFIER_PATTERN,
+    description: "a parameter name is a letter or _, then letters, digits or _",
+  }),
   /** Used when `launcher_run` leaves the parameter out. */
   default: Type.String(),
 });

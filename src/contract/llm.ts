@@ -24,7 +24,9 @@ export const LlmUsageAuth = Type.Object(
     reason: Type.Optional(Type.String()),
     observed_at: Type.Optional(Timestamp),
     /** Absolute, so a client can open it without knowing the gateway's base. */
-    login_url: Type.Optional(Type.String({ pattern: "^[A-Za-z][A-Za-z0-9+.-]*:" })),
+    login_url: Type.Optional(
+      Type.String({ pattern: "^[A-Za-z][A-Za-z0-9+.-]*:", description: "an absolute URL" }),
+    ),
   },
   upstream("llm-gateway", "a credential's login state"),
 );

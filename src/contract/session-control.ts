@@ -42,7 +42,12 @@ export const SessionRenameArgs = Type.Object({
   sid: Sid,
   /** Limited over the value as sent; the instance trims surrounding whitespace
    * afterwards. Control characters are refused, never stripped. */
-  title: Text({ minLength: 1, maxLength: TITLE_MAX_CHARS, pattern: TITLE_PATTERN }),
+  title: Text({
+    minLength: 1,
+    maxLength: TITLE_MAX_CHARS,
+    pattern: TITLE_PATTERN,
+    description: `a title is 1 to ${TITLE_MAX_CHARS} characters without control characters`,
+  }),
 });
 export type SessionRenameArgs = Static<typeof SessionRenameArgs>;
 /** Success means the keystrokes reached the terminal. The new title shows up

@@ -145,7 +145,10 @@ export function topicNamePattern(kind: TopicKind): string {
   return `^${kind}$`;
 }
 
-export const Topic = Type.String({ pattern: TOPIC_PATTERN });
+export const Topic = Type.String({
+  pattern: TOPIC_PATTERN,
+  description: `a topic is one of ${PLAIN.join(", ")}, ${SESSION_SCOPED.map((k) => `${k}:<sid>`).join(", ")} or kv:<namespace>`,
+});
 export type Topic = Static<typeof Topic>;
 
 // The longest defined name is `transcript_items:` + 36 or `kv:` + 64; anything

@@ -60,7 +60,12 @@ const COINED = "[A-Za-z0-9_.-]+";
  * (narrowed by `segment` where needed). Typed as the family prefix rather than
  * `string`, so TypeScript can still narrow an item union on `type`. */
 function familyType<F extends TranscriptItemFamily>(family: F, segment = COINED) {
-  return Type.Unsafe<`${F}:${string}`>(Type.String({ pattern: `^${family}:${segment}$` }));
+  return Type.Unsafe<`${F}:${string}`>(
+    Type.String({
+      pattern: `^${family}:${segment}$`,
+      description: `a ${family} item type is ${family}:<name>`,
+    }),
+  );
 }
 
 // --- fields every item carries (§10.3) ---

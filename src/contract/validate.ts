@@ -1,5 +1,5 @@
-import type { TSchema } from "@sinclair/typebox";
-import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+import { Kind, type TSchema } from "@sinclair/typebox";
+import { type TypeCheck, TypeCompiler, ValueErrorType } from "@sinclair/typebox/compiler";
 import { OP_NAMES, type OpName, opErrors } from "./attributes.js";
 import { type HelloArgs, helloRoleViolations } from "./connect.js";
 import { CONNECTION_EVENTS, FailureReply } from "./envelope.js";
@@ -39,10 +39,45 @@ export function validationErrors(schema: TSchema, value: unknown): string[] {
   if (check.Check(value)) return [];
   const out: string[] = [];
   for (const e of check.Errors(value)) {
-    out.push(`${e.path === "" ? "/" : e.path}: ${e.message}`);
+    out.push(`${e.path === "" ? "/" : e.path}: ${failureWords(e)}`);
     if (out.length >= MAX_REPORTED) break;
   }
   return out.length > 0 ? out : ["/: invalid"];
+}
+
+/** Longer values are cut in a message: enough to recognise the value. */
+const QUOTED_CHARS = 40;
+
+/**
+ * What is wrong, in a person's words. A string of the wrong form is told what
+ * the form is — the schema's `description` — never the regular expression
+ * that checks it; text outside its length (a code-point string) is told its
+ * limits. Other failures keep TypeBox's plain messages ("Expected string").
+ */
+function failureWords(e: {
+  type: ValueErrorType;
+  schema: TSchema;
+  value: unknown;
+  message: string;
+}): string {
+  const s = e.schema as TSchema & { minLength?: number; maxLength?: number; pattern?: string };
+  const isText = s[Kind] === "CodePointString";
+  if (typeof e.value !== "string" || (e.type !== ValueErrorType.StringPattern && !isText))
+    return e.message;
+  const form =
+    s.description ??
+    (isText ? lengthWords(s.minLength, s.maxLength, s.pattern !== undefined) : undefined) ??
+    "not of the form this field takes";
+  const shown = e.value.length > QUOTED_CHARS ? `${e.value.slice(0, QUOTED_CHARS - 1)}…` : e.value;
+  return `${JSON.stringify(shown)} is not valid: ${form}`;
+}
+
+function lengthWords(min: number | undefined, max: number | undefined, shaped: boolean): string {
+  const shape = shaped ? ", in the form this field takes" : "";
+  if (min !== undefined && max !== undefined) return `text of ${min} to ${max} characters${shape}`;
+  if (max !== undefined) return `text of at most ${max} characters${shape}`;
+  if (min !== undefined) return `text of at least ${min} characters${shape}`;
+  return `text${shape}`;
 }
 
 /**

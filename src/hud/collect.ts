@@ -9,6 +9,7 @@ import {
   conflictedWorktrees,
   type GitProbe,
   probeGit,
+  repoName,
 } from "../probes/git.js";
 import { type GithubFacts, githubFacts } from "../probes/github.js";
 import type { CheckRun } from "../store/check-runs.js";
@@ -43,6 +44,9 @@ export interface HudResult {
   git: GitProbe;
   github: GithubFacts | undefined;
   work: WorkSignals | undefined;
+  /** The name of each of `checks.local`, in order: the payload keeps ECC's
+   * `{ command, status }`, a person reads checks by name. */
+  localCheckNames: string[];
 }
 
 export async function collectHud(places: HudPlaces): Promise<HudResult> {
@@ -78,6 +82,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
   ]);
   const gitOk = git.state === "ok" ? git : undefined;
   const runs = gitOk === undefined ? undefined : reader?.checkRuns(gitOk.toplevel);
+  const local = gitOk === undefined ? undefined : localChecks(runs, ctx);
   const gh = github?.state === "ok" ? github : undefined;
 
   const remaining =
@@ -109,7 +114,8 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     context: {
       harness: target.harness,
       model: input.model ?? target.session?.model ?? null,
-      repo: gitOk?.repoSlug ?? null,
+      // The name `peers` shows for the same checkout (repoName).
+      repo: gitOk === undefined ? null : repoName(gitOk.mainRoot, gitOk.remoteUrl),
       branch: gitOk?.branch ?? null,
       worktree: gitOk?.toplevel ?? null,
       sessionId: target.sid,
@@ -129,7 +135,8 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     todos:
       todos === undefined ? null : { inProgress: todos.inProgress, counts: { ...todos.counts } },
     checks: {
-      local: gitOk === undefined ? "unknown" : localChecks(runs, ctx),
+      local:
+        local === undefined ? "unknown" : local.map(({ command, status }) => ({ command, status })),
       remote: gh?.remoteChecks ?? "unknown",
     },
     cost: {
@@ -184,7 +191,14 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
             },
     },
   };
-  return { payload, context: ctx, git, github, work };
+  return {
+    payload,
+    context: ctx,
+    git,
+    github,
+    work,
+    localCheckNames: local?.map((c) => c.name) ?? [],
+  };
 }
 
 /** The conflict queue: worktrees of the repository holding merge conflicts,
@@ -215,19 +229,19 @@ function plural(n: number, noun: string): string {
 function localChecks(
   runs: CheckRun[] | undefined,
   ctx: SessionContext,
-): { command: string; status: string }[] {
+): { name: string; command: string; status: string }[] {
   const byName = new Map((runs ?? []).map((r) => [r.name, r]));
-  const out: { command: string; status: string }[] = [];
+  const out: { name: string; command: string; status: string }[] = [];
   for (const c of ctx.config.checks ?? []) {
     const r = byName.get(c.name);
     byName.delete(c.name);
     out.push(
       r === undefined
-        ? { command: c.command, status: "unknown" }
-        : { command: r.command, status: r.status },
+        ? { name: c.name, command: c.command, status: "unknown" }
+        : { name: c.name, command: r.command, status: r.status },
     );
   }
-  for (const r of byName.values()) out.push({ command: r.command, status: r.status });
+  for (const r of byName.values()) out.push({ name: r.name, command: r.command, status: r.status });
   return out;
 }
 

@@ -21,7 +21,23 @@ function section(v: unknown): Section {
     : undefined;
 }
 
-export function renderHud(p: HudStatus): string {
+export interface RenderExtras {
+  /** The name of each local check, in the payload's order (see HudResult);
+   * a check without one is shown by its command. */
+  localCheckNames?: readonly string[];
+}
+
+/** Spend against budget, saying only what is known. */
+function costText(cost: Section): string {
+  const usd = (v: unknown) => (typeof v === "number" ? `$${v.toFixed(2)}` : undefined);
+  const spent = usd(cost?.sessionUsd);
+  const budget = usd(cost?.budgetUsd);
+  if (spent === undefined) return budget === undefined ? NA : `${NA} (budget ${budget})`;
+  if (budget === undefined) return `${spent} this session (no budget set)`;
+  return `${spent} of ${budget} budget (${field(cost?.trend)})`;
+}
+
+export function renderHud(p: HudStatus, extras: RenderExtras = {}): string {
   const lines: string[] = [];
   const row = (label: string, text: string) => lines.push(`${label.padEnd(9)} ${text}`);
   /** A row drawn from one section of the payload; "unavailable" without it. */
@@ -59,16 +75,15 @@ export function renderHud(p: HudStatus): string {
   });
 
   const checks = section(p.checks);
-  const list = (v: unknown, name: (c: Record<string, unknown>) => string) =>
+  const list = (v: unknown, name: (c: Record<string, unknown>, i: number) => string) =>
     Array.isArray(v) && v.length > 0
-      ? (v as Record<string, unknown>[]).map((c) => `${name(c)} ${c.status}`).join(", ")
+      ? (v as Record<string, unknown>[]).map((c, i) => `${name(c, i)} ${c.status}`).join(", ")
       : NA;
-  row("checks", `local: ${list(checks?.local, (c) => String(c.command))}`);
+  const names = extras.localCheckNames ?? [];
+  row("checks", `local: ${list(checks?.local, (c, i) => names[i] ?? String(c.command))}`);
   row("", `remote: ${list(checks?.remote, (c) => String(c.name))}`);
 
-  const cost = section(p.cost);
-  const usd = (v: unknown) => (typeof v === "number" ? `$${v.toFixed(2)}` : NA);
-  row("cost", `${usd(cost?.sessionUsd)} of budget ${usd(cost?.budgetUsd)} (${field(cost?.trend)})`);
+  row("cost", costText(section(p.cost)));
 
   const risk = section(p.risk);
   const reasons = Array.isArray(risk?.reasons) ? (risk.reasons as string[]) : [];
@@ -103,6 +118,11 @@ export function renderHud(p: HudStatus): string {
     "",
     `handoff ${field(handoff?.path)}${handoff?.written === true ? " (written)" : handoff?.written === false ? " (not written)" : ""}`,
   );
-  row("", `Linear ${field(linear?.project)} (${field(linear?.health)})`);
+  row(
+    "",
+    missing(linear?.project)
+      ? `Linear ${NA}`
+      : `Linear ${linear?.project} (health ${field(linear?.health)})`,
+  );
   return lines.join("\n");
 }

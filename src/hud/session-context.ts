@@ -1,11 +1,12 @@
 import { type CcmsgConfig, loadConfig } from "../config.js";
+import { ContractError } from "../contract/errors.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
 import { onPath } from "../probes/exec.js";
 import { type GitProbe, probeGit } from "../probes/git.js";
 import type { GhState } from "../probes/github.js";
 import type { ControlFacts } from "./controls.js";
 import { openStoreReader, type StoreReader } from "./store-reader.js";
-import { resolveTarget, type Target } from "./target.js";
+import { isKnownSession, resolveTarget, type Target } from "./target.js";
 
 // Everything the HUD and the session controls start from: the config, the
 // store (read-only), and the target session with its directory.
@@ -56,10 +57,21 @@ export async function withSessionContext<T>(
     flagSid: flags.sid,
   });
   try {
+    requireKnownSession(ctx, flags.sid);
     return await use(ctx, await probeGit(ctx.target.cwd));
   } finally {
     ctx.reader?.close();
   }
+}
+
+/** Refuse a `--sid` nothing here knows, rather than describe a session that
+ * may not exist (a mistyped id would otherwise read as "no data"). */
+export function requireKnownSession(ctx: SessionContext, flagSid: string | undefined): void {
+  if (flagSid === undefined || flagSid === "" || isKnownSession(ctx.target)) return;
+  throw new ContractError(
+    "session_not_found",
+    `no session ${flagSid} is known here: it never greeted the instance of ${ctx.stateDir} and no statusline of it was recorded (ccmsg peers lists the sessions)`,
+  );
 }
 
 /** The facts `controls.ts` decides on, for this context. */

@@ -33,6 +33,15 @@ export function callerIdentity(
   return { sid, harness: codex ? "codex" : "claude-code" };
 }
 
+/** Whether this machine knows the target session at all: the instance
+ * mirrored it, the harness recorded its statusline, or it is the session
+ * this process runs inside. */
+export function isKnownSession(t: Target): boolean {
+  return (
+    t.sid !== null && (t.session !== undefined || t.statusline !== undefined || t.sid === t.caller)
+  );
+}
+
 export interface SessionLookup {
   get(sid: string): MirroredSession | undefined;
   latest(): MirroredSession | undefined;

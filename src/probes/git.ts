@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { type RunOptions, type RunResult, run } from "./exec.js";
 
 // What git says about a session's worktree: where it is, its branch, its
@@ -67,13 +67,12 @@ export async function probeGit(cwd: string, options: RunOptions = {}): Promise<G
   if (top.failure === "timeout") return { state: "timeout" };
   const [toplevel, common] = top.stdout.trim().split("\n");
   if (!top.ok || !toplevel || !common) return { state: "not-a-repo" };
-  const commonAbs = isAbsolute(common) ? common : resolve(cwd, common);
   const parsed = status.ok ? parseStatus(status.stdout) : undefined;
   const url = remote.ok ? remote.stdout.trim() || null : null;
   return {
     state: "ok",
     toplevel,
-    mainRoot: commonAbs.endsWith("/.git") ? dirname(commonAbs) : toplevel,
+    mainRoot: mainWorktree(cwd, toplevel, common),
     branch: parsed?.branch ?? null,
     remoteUrl: url,
     repoSlug: url === null ? null : repoSlug(url),
@@ -123,6 +122,22 @@ export function parseWorktrees(out: string): Worktree[] {
     }
   }
   return list;
+}
+
+/** The name a repository goes by wherever ccmsg shows one — a session's
+ * `repo` meta (what `peers` shows) and the HUD's `context.repo`: `owner/name`
+ * of its origin, else the main worktree's directory name. Every worktree of a
+ * checkout gets the same name. */
+export function repoName(mainRoot: string, remoteUrl: string | null): string {
+  return (remoteUrl === null ? null : repoSlug(remoteUrl)) ?? basename(mainRoot);
+}
+
+/** The main worktree of a repository, from `git rev-parse --git-common-dir`
+ * (relative to `cwd` when git answers so): the directory holding `.git`, or
+ * the worktree itself for a repository whose git dir lives elsewhere. */
+export function mainWorktree(cwd: string, toplevel: string, commonDir: string): string {
+  const common = isAbsolute(commonDir) ? commonDir : resolve(cwd, commonDir);
+  return basename(common) === ".git" ? dirname(common) : toplevel;
 }
 
 /** `owner/name` from a remote URL (scp-like `git@host:o/n.git`, `https://`,

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requiredPath } from "../helpers/env.js";
-import { isolatedHome, startInstance, type TestInstance } from "../helpers/instance.js";
+import { isolatedHome, ROOT, startInstance, type TestInstance } from "../helpers/instance.js";
 import { seedStore, statuslineInput, TODOS, todoFile } from "./fixtures.js";
 import {
   conflict,
@@ -120,9 +120,9 @@ describe("ccmsg hud", () => {
     expect(readFileSync(out, "utf8")).toBe(r.stdout);
   });
 
-  it("a session with no data: every section missing-valued, none shown as healthy", async () => {
+  it("no session and no data: every section missing-valued, none shown as healthy", async () => {
     const h = home(toolsDir(["git"]));
-    const r = await runIn(["hud", "--json", "--sid", "ghost"], h.env, { cwd: tempDir() });
+    const r = await runIn(["hud", "--json"], h.env, { cwd: tempDir() });
     const payload = json(r);
     expect(hudProblems(payload)).toEqual([]);
     const { schema_version, generatedAt, context, sessionControls, ...sections } = payload;
@@ -132,12 +132,30 @@ describe("ccmsg hud", () => {
     expect(payload.risk).toMatchObject({ status: "unknown" });
     expect(sessionControls).toMatchObject({ supported: ["status"] });
     // Read as text, nothing claims to be fine.
-    const text = await runIn(["hud", "--text", "--sid", "ghost"], h.env, { cwd: tempDir() });
+    const text = await runIn(["hud", "--text"], h.env, { cwd: tempDir() });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("risk      unavailable");
     expect(text.stdout).toContain("todos     unavailable");
     expect(text.stdout).toContain("✗ pr: not in a git repository");
     expect(text.stdout).not.toMatch(/\bok\b|pass|healthy/);
+  });
+
+  it("--sid of a session nothing here knows is refused as such, not shown as empty", async () => {
+    const h = home();
+    const ghost = "0f0f0f0f-0000-4000-8000-000000000000";
+    for (const args of [
+      ["hud", "--sid", ghost],
+      ["queue", "merge", "--sid", ghost],
+    ]) {
+      const e = refusal(await runIn(args, h.env, { cwd: tempDir() }));
+      expect({ args, code: e.code }).toEqual({ args, code: "session_not_found" });
+      expect(e.msg).toContain(`no session ${ghost} is known here`);
+    }
+    // Its statusline once recorded, the session is known.
+    const repo = makeRepo(h.root);
+    await runIn(["statusline"], h.env, { stdin: JSON.stringify(statuslineInput(ghost, repo)) });
+    const known = await runIn(["hud", "--json", "--sid", ghost], h.env, { cwd: tempDir() });
+    expect(json(known).context).toMatchObject({ sessionId: ghost });
   });
 
   it("a wrong config key is refused, naming the file and the key", async () => {
@@ -292,6 +310,8 @@ describe("ccmsg session", () => {
 
     it("sends session_stopping when run as the session itself; refused from anyone else", async () => {
       const env = { ...inst.env, PATH: process.env.PATH, CCMSG_STATE_DIR: inst.stateDir };
+      // The session is known (it greeted); the caller is someone else.
+      expect((await runIn(["hello", "--sid", SID], env)).code).toBe(0);
       const other = refusal(
         await runIn(["session", "stop", "--sid", SID], {
           ...env,
@@ -359,5 +379,78 @@ describe("ccmsg queue", () => {
       code: "capability_unavailable",
       msg: "mergeQueue: no work items recorded (no state store yet)",
     });
+  });
+});
+
+// Read at a glance (issue 8, item 24). The statusline inputs are copies of
+// the shapes in shared/fixtures/claude-code/statusline.
+const SHAPES = join(ROOT, "test", "fixtures", "claude-code", "statusline");
+const shape = (name: string) => readFileSync(join(SHAPES, `${name}.json`), "utf8");
+
+describe("what a person reads", () => {
+  it("the statusline warns when the session is over 200k tokens and no context window is given", async () => {
+    const h = home();
+    const lines: Record<string, string> = {};
+    for (const name of ["exceeds-200k-no-window", "full", "minimal"]) {
+      const r = await runIn(["statusline"], h.env, { stdin: shape(name) });
+      expect({ name, code: r.code, stderr: r.stderr }).toEqual({ name, code: 0, stderr: "" });
+      lines[name] = stripAnsi(r.stdout);
+    }
+    expect(lines).toEqual({
+      "exceeds-200k-no-window": "Opus 4.5 │ $1.87 45m +214/-37 │ widgets ⚠ over 200k tokens\n",
+      full: "Opus 4.5 │ $1.87 45m +214/-37 │ widgets ███████░░░ 73%\n",
+      minimal: "Sonnet 4.5 │ widgets\n",
+    });
+  });
+
+  it("the statusline honours NO_COLOR (set and not empty)", async () => {
+    const h = home();
+    const plain = await runIn(
+      ["statusline"],
+      { ...h.env, NO_COLOR: "1" },
+      { stdin: shape("full") },
+    );
+    expect(plain.stdout).toBe("Opus 4.5 │ $1.87 45m +214/-37 │ widgets ███████░░░ 73%\n");
+    const warned = await runIn(
+      ["statusline"],
+      { ...h.env, NO_COLOR: "1" },
+      {
+        stdin: shape("exceeds-200k-no-window"),
+      },
+    );
+    expect(warned.stdout).not.toContain("\x1b[");
+    const coloured = await runIn(
+      ["statusline"],
+      { ...h.env, NO_COLOR: "" },
+      { stdin: shape("full") },
+    );
+    expect(coloured.stdout).toContain("\x1b[");
+  });
+
+  it("the HUD text names checks, and says plainly what it knows of cost and budget", async () => {
+    const h = home();
+    const repo = makeRepo(h.root);
+    const checks = [
+      { name: "unit", command: "true" },
+      { name: "lint", command: "exit 3" },
+    ];
+    h.config({ checks });
+    await runIn(["check", "run"], h.env, { cwd: repo });
+    const row = (text: string, label: string) =>
+      text.split("\n").find((l) => l.startsWith(`${label} `)) ?? "";
+
+    const none = await runIn(["hud", "--text"], h.env, { cwd: repo });
+    expect(none.code, none.stderr).toBe(0);
+    expect(row(none.stdout, "checks")).toBe("checks    local: unit pass, lint fail");
+    expect(row(none.stdout, "cost")).toBe("cost      unavailable");
+
+    await runIn(["statusline"], h.env, { stdin: JSON.stringify(statuslineInput(SID, repo)) });
+    const spent = await runIn(["hud", "--text", "--sid", SID], h.env, { cwd: repo });
+    expect(row(spent.stdout, "cost")).toBe("cost      $0.84 this session (no budget set)");
+    expect(spent.stdout).not.toMatch(/unavailable \(unavailable\)/);
+
+    h.config({ checks, budget_usd: 5 });
+    const budgeted = await runIn(["hud", "--text", "--sid", SID], h.env, { cwd: repo });
+    expect(row(budgeted.stdout, "cost")).toBe("cost      $0.84 of $5.00 budget (within-budget)");
   });
 });

@@ -152,7 +152,13 @@ describe("harness hooks", () => {
     const stop = await runCli(
       ["stopping", "--hook"],
       env,
-      JSON.stringify({ session_id: B, hook_event_name: "SessionEnd", reason: "prompt_input_exit" }),
+      // As Claude Code sends it: the payload names the session's directory.
+      JSON.stringify({
+        session_id: B,
+        cwd: "/work/b",
+        hook_event_name: "SessionEnd",
+        reason: "prompt_input_exit",
+      }),
     );
     expect(stop.code).toBe(0);
     const { stopped_at } = JSON.parse(stop.stdout);

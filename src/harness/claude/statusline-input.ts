@@ -31,6 +31,9 @@ export interface StatuslineInput {
   linesAdded?: number;
   linesRemoved?: number;
   remainingPct?: number;
+  /** The harness says the session is past 200k tokens (`exceeds_200k_tokens`),
+   * which it may send without any `context_window`. */
+  exceeds200k?: boolean;
 }
 
 export function readInputFields(raw: unknown): StatuslineInput {
@@ -48,6 +51,7 @@ export function readInputFields(raw: unknown): StatuslineInput {
     linesAdded: num(cost?.total_lines_added),
     linesRemoved: num(cost?.total_lines_removed),
     remainingPct: num(ctx?.remaining_percentage),
+    exceeds200k: data.exceeds_200k_tokens === true ? true : undefined,
   };
 }
 

@@ -71,43 +71,68 @@ export function formatDuration(ms: number): string {
   return mins % 60 > 0 ? `${hours}h${mins % 60}m` : `${hours}h`;
 }
 
-const RESET = "\x1b[0m";
-const DIM = "\x1b[2m";
-const SEPARATOR = ` ${DIM}│${RESET} `;
+/** SGR colour codes of the line's parts. */
+const DIM = "2";
+const TASK = "1;97";
+const METRICS = "38;5;117";
+const WARNING = "1;31";
+
+/** `text` in an SGR colour, or as it is when colours are off. */
+function paint(code: string, text: string, colour: boolean): string {
+  return colour ? `\x1b[${code}m${text}\x1b[0m` : text;
+}
+
+/** Whether to colour, by the NO_COLOR convention: any non-empty value turns
+ * colours off. */
+export function colourWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.NO_COLOR === undefined || env.NO_COLOR === "";
+}
 
 /** A 10-cell bar of used context with its percentage, coloured as ECC does:
  * green below 50, yellow below 65, orange below 80, red beyond. */
-export function contextBar(remainingPct: number): string {
+export function contextBar(remainingPct: number, colour = true): string {
   const used = contextUsedPct(remainingPct);
   const filled = Math.floor(used / 10);
   const bar = "█".repeat(filled) + "░".repeat(10 - filled);
-  const colour =
-    used < 50 ? "\x1b[32m" : used < 65 ? "\x1b[33m" : used < 80 ? "\x1b[38;5;208m" : "\x1b[1;31m";
-  return `${colour}${bar} ${used}%${RESET}`;
+  const code = used < 50 ? "32" : used < 65 ? "33" : used < 80 ? "38;5;208" : "1;31";
+  return paint(code, `${bar} ${used}%`, colour);
 }
 
 /** The line for one input; empty when the input carries nothing to show. */
-export function renderStatusline(input: StatuslineInput, task: string | undefined): string {
+export function renderStatusline(
+  input: StatuslineInput,
+  task: string | undefined,
+  colour = true,
+): string {
   const segments: string[] = [];
-  if (input.model !== undefined) segments.push(`${DIM}${input.model}${RESET}`);
-  if (task !== undefined && task !== "") segments.push(`\x1b[1;97m${task}${RESET}`);
+  if (input.model !== undefined) segments.push(paint(DIM, input.model, colour));
+  if (task !== undefined && task !== "") segments.push(paint(TASK, task, colour));
   const metrics: string[] = [];
   if (input.costUsd !== undefined && input.costUsd >= 0)
     metrics.push(`$${input.costUsd.toFixed(2)}`);
   if (input.durationMs !== undefined) metrics.push(formatDuration(input.durationMs));
   if (input.linesAdded !== undefined || input.linesRemoved !== undefined)
     metrics.push(`+${input.linesAdded ?? 0}/-${input.linesRemoved ?? 0}`);
-  if (metrics.length > 0) segments.push(`\x1b[38;5;117m${metrics.join(" ")}${RESET}`);
-  if (input.currentDir !== undefined) segments.push(`${DIM}${basename(input.currentDir)}${RESET}`);
-  const bar = input.remainingPct === undefined ? "" : contextBar(input.remainingPct);
-  if (segments.length === 0) return bar;
-  return segments.join(SEPARATOR) + (bar === "" ? "" : ` ${bar}`);
+  if (metrics.length > 0) segments.push(paint(METRICS, metrics.join(" "), colour));
+  if (input.currentDir !== undefined) segments.push(paint(DIM, basename(input.currentDir), colour));
+  // Without a window to draw, the harness's own "past 200k tokens" flag is
+  // the only sign of a full context: say it rather than show nothing.
+  const gauge =
+    input.remainingPct !== undefined
+      ? contextBar(input.remainingPct, colour)
+      : input.exceeds200k
+        ? paint(WARNING, "⚠ over 200k tokens", colour)
+        : "";
+  if (segments.length === 0) return gauge;
+  return segments.join(` ${paint(DIM, "│", colour)} `) + (gauge === "" ? "" : ` ${gauge}`);
 }
 
 export interface StatuslinePlaces {
   /** Where inputs are recorded for the HUD (`<state dir>/statusline`). */
   recordDir: string;
   claudeHome: string;
+  /** Colours on (the default) or off (NO_COLOR). */
+  colour?: boolean;
 }
 
 /** Render the line for a raw stdin text, recording the input on the way.
@@ -124,5 +149,5 @@ export function statuslineFor(text: string, places: StatuslinePlaces): string {
     } catch {}
     task = readTodos(places.claudeHome, input.sessionId)?.inProgress ?? undefined;
   }
-  return renderStatusline(input, task);
+  return renderStatusline(input, task, places.colour ?? true);
 }
