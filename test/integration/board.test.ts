@@ -13,25 +13,12 @@ import {
 } from "../../src/contract/index.js";
 import { http, postThenDrop } from "../helpers/http.js";
 import { ROOT, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import { holdLock } from "../helpers/lock.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
 
 const db = (inst: TestInstance) => join(inst.stateDir, "ccmsg.db");
-
-/** Another process holding the write lock until `release()`. */
-async function holdLock(path: string): Promise<{ child: ChildProcess; release(): Promise<void> }> {
-  const child = fork(join(ROOT, "test", "helpers", "lock-holder.mjs"), [path], { stdio: "ignore" });
-  await new Promise<void>((resolve) => child.once("message", () => resolve()));
-  return {
-    child,
-    async release() {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.send("release");
-      await exited;
-    },
-  };
-}
 
 async function addItem(inst: TestInstance, item: Record<string, unknown>) {
   const r = await http(inst.http, "POST", "/api/work-items", item);
