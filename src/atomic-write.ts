@@ -1,9 +1,17 @@
-import { renameSync, writeFileSync } from "node:fs";
+import { renameSync, unlinkSync, writeFileSync } from "node:fs";
 
 /** Write a file whole or not at all: a temp file beside it, then a rename, so
- * a reader never sees half of it. The one place this is done. */
+ * a reader never sees half of it. The one place this is done. A write that
+ * fails (a full disk) removes its temp file. */
 export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, data, { mode });
-  renameSync(tmp, path);
+  try {
+    writeFileSync(tmp, data, { mode });
+    renameSync(tmp, path);
+  } catch (error) {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw error;
+  }
 }

@@ -1,11 +1,13 @@
 import { spawn } from "node:child_process";
-import { existsSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync } from "node:fs";
 import { type ArgsOf, Client } from "../client/client.js";
 import type { OpName } from "../contract/attributes.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
 import { contractError } from "../contract/errors.js";
 import type { SessionMeta } from "../contract/peers.js";
 import type { OpResult } from "../contract/schemas.js";
+import { liveHolder } from "../instance/lock.js";
+import { readJsonFile } from "../json-file.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { ensureStateDir } from "../state-dir.js";
 import type { Flags } from "./options.js";
@@ -13,9 +15,13 @@ import { derivedMeta } from "./session-meta.js";
 
 /**
  * Connect to the instance of the state directory; when none answers, start one
- * in the background and proceed (`--no-start` refuses instead).
+ * in the background and proceed (`--no-start`, or `start: false`, refuses
+ * instead: a command with nothing to tell a stopped instance).
  */
-export async function connectInstance(flags: Flags): Promise<Client> {
+export async function connectInstance(
+  flags: Flags,
+  options: { start?: boolean } = {},
+): Promise<Client> {
   const stateDir = resolveStateDir(flags["state-dir"]);
   const { socket } = stateFiles(stateDir);
   try {
@@ -24,46 +30,96 @@ export async function connectInstance(flags: Flags): Promise<Client> {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "ECONNREFUSED") throw error;
   }
-  if (flags["no-start"]) {
+  if (flags["no-start"] || options.start === false) {
     throw contractError(
       "instance_unreachable",
-      `no instance answers at ${socket} (and --no-start was given)`,
+      `no instance answers at ${socket}${flags["no-start"] ? " (and --no-start was given)" : ""}`,
     );
   }
   await startDaemon(stateDir);
   return Client.connectUnix(socket);
 }
 
-/** Spawn `ccmsg daemon run` detached and wait until its socket accepts. */
-export async function startDaemon(stateDir: string, http?: string): Promise<void> {
-  const { socket, log } = stateFiles(stateDir);
-  // Re-run the very entry script this CLI was started from (dist or bundle).
-  const args = [process.argv[1]!, "daemon", "run", "--state-dir", stateDir];
-  if (http !== undefined) args.push("--http", http);
-  ensureStateDir(stateDir);
-  const out = openSync(`${log}.out`, "a", 0o600);
-  const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", out, out] });
+/** `daemon.log.out` is emptied at a background start once it is this big. */
+const OUT_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Spawn `ccmsg daemon run` detached and wait until it is fully up: its
+ * `instance.json` is written, which happens once the socket answers and HTTP
+ * is bound (DR-0007). When an instance already holds the state directory's
+ * lock (its socket file was lost, or another CLI is starting one), nothing is
+ * spawned: we wait for that one instead.
+ */
+export async function startDaemon(
+  stateDir: string,
+  http?: string,
+  extra: string[] = [],
+): Promise<void> {
+  const files = stateFiles(stateDir);
+  const out = `${files.log}.out`;
   let exited: number | null = null;
-  child.on("exit", (code) => {
-    exited = code ?? 1;
-  });
-  child.unref();
-  const deadline = Date.now() + 10_000;
-  for (let wait = 5; Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
-    if (existsSync(socket)) {
-      try {
-        (await Client.connectUnix(socket)).close();
-        return;
-      } catch {}
+  // An instance already holding the lock only has to come up (or back).
+  let deadline = Date.now() + 5000;
+  if (liveHolder(files.lock) === undefined) {
+    deadline = Date.now() + 10_000;
+    // Re-run the very entry script this CLI was started from (dist or bundle).
+    const args = [process.argv[1]!, "daemon", "run", "--state-dir", stateDir, ...extra];
+    if (http !== undefined) args.push("--http", http);
+    ensureStateDir(stateDir);
+    const outFd = openSync(out, sizeOf(out) > OUT_MAX_BYTES ? "w" : "a", 0o600);
+    const child = spawn(process.execPath, args, {
+      detached: true,
+      stdio: ["ignore", outFd, outFd],
+    });
+    closeSync(outFd);
+    child.on("exit", (code) => {
+      exited = code ?? 1;
+    });
+    child.unref();
+  }
+  for (let wait = 2; Date.now() < deadline; wait = Math.min(wait * 2, 50)) {
+    const holder = liveHolder(files.lock);
+    if (holder !== undefined && runningPid(files.instanceJson) === holder) {
+      if (await answers(files.socket)) return;
     }
-    if (exited !== null && exited !== 0) break;
+    // Our child failed, and no other instance is coming up.
+    if (exited !== null && holder === undefined) break;
     await new Promise((r) => setTimeout(r, wait));
   }
-  const tail = readTail(`${log}.out`);
+  const holder = liveHolder(files.lock);
+  if (holder !== undefined)
+    throw contractError(
+      "instance_unreachable",
+      `an instance (pid ${holder}) holds ${stateDir} but does not answer at ${files.socket}; stop it with \`ccmsg daemon stop\``,
+    );
+  const tail = readTail(out);
   throw contractError(
     "instance_unreachable",
     `the instance did not start${tail ? `: ${tail}` : ""}`,
   );
+}
+
+/** The pid `instance.json` names (written last at startup), if any. */
+function runningPid(path: string): number | undefined {
+  const pid = (readJsonFile(path) as { pid?: unknown } | undefined)?.pid;
+  return typeof pid === "number" ? pid : undefined;
+}
+
+async function answers(socket: string): Promise<boolean> {
+  try {
+    (await Client.connectUnix(socket)).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 function readTail(path: string): string {

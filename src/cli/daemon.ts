@@ -2,12 +2,14 @@ import { readFileSync } from "node:fs";
 import { Client } from "../client/client.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
 import { ContractError } from "../contract/errors.js";
+import { liveHolder } from "../instance/lock.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../paths.js";
 import { startDaemon } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print } from "./options.js";
 
-const USAGE = "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off]";
+const USAGE =
+  "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off] [--recover]";
 
 export const daemon: Command = async (argv) => {
   const [verb, ...rest] = argv;
@@ -20,6 +22,7 @@ const HTTP_OPTION = {
   http: { type: "string" },
   "test-hooks": { type: "boolean" },
   "read-only": { type: "boolean" },
+  recover: { type: "boolean" },
 } as const;
 
 const ACTIONS: Record<string, Command> = {
@@ -36,6 +39,7 @@ const ACTIONS: Record<string, Command> = {
         http,
         testHooks: values["test-hooks"] ?? false,
         readOnly: values["read-only"] ?? false,
+        recover: values.recover ?? false,
       });
     let instance: Awaited<ReturnType<typeof startInstance>>;
     try {
@@ -48,9 +52,15 @@ const ACTIONS: Record<string, Command> = {
       process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
       instance = await start(null);
     }
+    // Every signal, not once: `npm start` in a terminal delivers Ctrl-C twice
+    // (the terminal's and npm's forwarded copy), and the second must not kill
+    // the instance mid-stop. The stop runs once, whoever asks.
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
-      process.once(signal, () => void instance.stop(signal));
+      process.on(signal, () => void instance.stop(signal));
     }
+    // Console output goes to a file or pipe that may fill or close; losing it
+    // must never stop the instance.
+    for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
     process.stdout.write(
       `${JSON.stringify({ event: "started", instance: instance.id, pid: instance.pid, socket: instance.socket, http: instance.http, started_at: instance.startedAt })}\n`,
     );
@@ -63,7 +73,7 @@ const ACTIONS: Record<string, Command> = {
     const { values } = parse(argv, HTTP_OPTION, USAGE);
     const stateDir = resolveStateDir(values["state-dir"]);
     const already = await status(stateDir);
-    if (already === undefined) await startDaemon(stateDir, values.http);
+    if (already === undefined) await startDaemon(stateDir, values.http, recoverArg(values));
     const now = await status(stateDir);
     if (now === undefined)
       throw new ContractError("instance_unreachable", "the instance did not start");
@@ -84,11 +94,26 @@ const ACTIONS: Record<string, Command> = {
 
   async status(argv) {
     const { values } = parse(argv, {}, USAGE);
-    const s = await status(resolveStateDir(values["state-dir"]));
-    print(values, s === undefined ? { running: false } : { running: true, ...s }, () =>
-      s === undefined
-        ? "not running"
-        : `running: instance ${s.instance} pid ${s.pid}, socket ${s.socket}${s.http ? `, ${s.http}` : ""}, ${s.clients} client(s)`,
+    const stateDir = resolveStateDir(values["state-dir"]);
+    const s = await status(stateDir);
+    if (s === undefined) {
+      // Not answering, yet alive and holding the state directory.
+      const pid = liveHolder(stateFiles(stateDir).lock);
+      const socket = stateFiles(stateDir).socket;
+      return print(
+        values,
+        pid === undefined ? { running: false } : { running: true, answering: false, pid, socket },
+        () =>
+          pid === undefined
+            ? "not running"
+            : `running: pid ${pid}, but it does not answer at ${socket} (\`ccmsg daemon stop\` stops it)`,
+      );
+    }
+    print(
+      values,
+      { running: true, answering: true, ...s },
+      () =>
+        `running: instance ${s.instance} pid ${s.pid}, socket ${s.socket}${s.http ? `, ${s.http}` : ""}, ${s.clients} client(s)`,
     );
   },
 
@@ -96,7 +121,7 @@ const ACTIONS: Record<string, Command> = {
     const { values } = parse(argv, HTTP_OPTION, USAGE);
     const stateDir = resolveStateDir(values["state-dir"]);
     await stopInstance(stateDir);
-    await startDaemon(stateDir, values.http);
+    await startDaemon(stateDir, values.http, recoverArg(values));
     const now = await status(stateDir);
     if (now === undefined)
       throw new ContractError("instance_unreachable", "the instance did not start");
@@ -117,9 +142,24 @@ interface Status {
   clients: number;
 }
 
-/** The running instance of a state directory, or undefined. */
+/** How long to wait for a live instance whose socket does not answer: it may
+ * be starting, or listening again after its socket file was removed. */
+const SETTLE_MS = 2000;
+
+/** The running instance of a state directory, answering on its socket; or
+ * undefined. */
 async function status(stateDir: string): Promise<Status | undefined> {
   const files = stateFiles(stateDir);
+  const deadline = Date.now() + SETTLE_MS;
+  for (;;) {
+    const s = await ping(files);
+    if (s !== undefined || Date.now() > deadline) return s;
+    if (liveHolder(files.lock) === undefined) return undefined;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function ping(files: ReturnType<typeof stateFiles>): Promise<Status | undefined> {
   let client: Client;
   try {
     client = await Client.connectUnix(files.socket);
@@ -145,21 +185,35 @@ async function status(stateDir: string): Promise<Status | undefined> {
   }
 }
 
+/** Stop the instance: by `instance_shutdown` on its socket, or, when it
+ * lives but does not answer there, by SIGTERM to the lock's holder (the same
+ * graceful stop). Waits for the process to exit. */
 async function stopInstance(stateDir: string): Promise<boolean> {
   const s = await status(stateDir);
-  if (s === undefined) return false;
-  const client = await Client.connectUnix(stateFiles(stateDir).socket);
-  await client.call("hello", { role: "user", protocol_version: PROTOCOL_VERSION });
-  await client.call("instance_shutdown");
-  client.close();
+  let pid = s?.pid;
+  if (s !== undefined) {
+    const client = await Client.connectUnix(stateFiles(stateDir).socket);
+    await client.call("hello", { role: "user", protocol_version: PROTOCOL_VERSION });
+    await client.call("instance_shutdown");
+    client.close();
+  } else {
+    pid = liveHolder(stateFiles(stateDir).lock);
+    if (pid === undefined) return false;
+    process.kill(pid, "SIGTERM");
+  }
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     try {
-      process.kill(s.pid, 0);
+      process.kill(pid as number, 0);
     } catch {
       return true;
     }
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new ContractError("internal_error", `instance pid ${s.pid} did not exit within 10 s`);
+  throw new ContractError("internal_error", `instance pid ${pid} did not exit within 10 s`);
+}
+
+/** `--recover` for the background instance. */
+function recoverArg(values: { recover?: boolean }): string[] {
+  return values.recover ? ["--recover"] : [];
 }

@@ -65,7 +65,10 @@ export const hello: Command = async (argv) => {
 };
 
 /** `ccmsg stopping` — declare this session is about to stop, so its
- * disconnection reads as a pause rather than a loss. */
+ * disconnection reads as a pause rather than a loss. It never starts an
+ * instance: with none running there is no connection to read as a loss, so
+ * nothing to tell (`--hook` says so and exits 0; otherwise
+ * `instance_unreachable`). */
 export const stopping: Command = async (argv) => {
   const { values } = parse(
     argv,
@@ -75,7 +78,8 @@ export const stopping: Command = async (argv) => {
   const run = async () => {
     const { payload, sid } = await hookSession(values, "stopping");
     const reason = values.reason ?? (payload.reason as string | undefined);
-    const client = await connectInstance(values);
+    // Nothing to record when no instance runs: never start one for this.
+    const client = await connectInstance(values, { start: false });
     const meta = await derivedMeta(sessionCwd(undefined, payloadCwd(payload)));
     const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {}, meta);
     client.close();

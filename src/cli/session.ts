@@ -58,7 +58,8 @@ export const session: Command = async (argv) => {
       case "stop": {
         requireControl("stop", facts);
         const sid = ctx.target.sid!;
-        const client = await connectInstance(values);
+        // Nothing to declare to an instance that is not running: never start one.
+        const client = await connectInstance(values, { start: false });
         try {
           const reason = values.reason;
           const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {});

@@ -1,4 +1,12 @@
-import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  linkSync,
+  readdirSync,
+  readFileSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { contractError } from "../contract/errors.js";
 
 /**
@@ -22,11 +30,13 @@ export class InstanceLock {
   static acquire(path: string): InstanceLock {
     const mine = JSON.stringify({ pid: process.pid, start: processStart(process.pid) });
     const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, mine, { mode: 0o600 });
     try {
+      // Inside the try: a write that fails (ENOSPC) must not leave its temp.
+      writeFileSync(tmp, mine, { mode: 0o600 });
       for (let attempt = 0; attempt < 100; attempt++) {
         try {
           linkSync(tmp, path);
+          removeDeadTemps(dirname(path));
           return new InstanceLock(path);
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
@@ -50,6 +60,29 @@ export class InstanceLock {
   release(): void {
     const holder = readHolder(this.path);
     if (holder?.pid === process.pid) rmQuiet(this.path);
+  }
+}
+
+/** The pid of the live process holding the lock at `path`, if any: how the
+ * CLI finds an instance whose socket it cannot reach. */
+export function liveHolder(path: string): number | undefined {
+  const holder = readHolder(path);
+  return holder !== undefined && isAlive(holder) ? holder.pid : undefined;
+}
+
+/** Temp files of the state directory's writers (`<name>.<pid>.tmp`, from the
+ * lock and atomic writes) whose process is gone: a crash or a full disk left
+ * them. Removed once the lock is ours. */
+function removeDeadTemps(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/\.(\d+)\.tmp$/.exec(name)?.[1]);
+    if (pid > 0 && pid !== process.pid && !isAlive({ pid })) rmQuiet(join(dir, name));
   }
 }
 

@@ -1,4 +1,3 @@
-import type { Server } from "node:net";
 import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
 import { controlPaneMetrics } from "../board/http.js";
@@ -6,6 +5,7 @@ import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { compileContract } from "../contract/validate.js";
 import { claudeConfigHome, stateFiles } from "../paths.js";
 import { prepareStateDir } from "../state-dir.js";
+import { openRecovering } from "../store/database.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
 import { buildEngines } from "./engines.js";
@@ -14,10 +14,10 @@ import { loadOrMintInstanceId } from "./identity.js";
 import { type InstanceStore, openInstanceStore } from "./instance-store.js";
 import { InstanceLock } from "./lock.js";
 import { openLog } from "./log.js";
-import { closeServer, stopInstance } from "./shutdown.js";
+import { stopInstance } from "./shutdown.js";
+import { type KeptSocket, keepSocket } from "./socket-keeper.js";
 import { Connection } from "./wire/connection.js";
 import type { Transport } from "./wire/transport.js";
-import { listenUnix } from "./wire/uds.js";
 
 export interface InstanceOptions {
   stateDir: string;
@@ -27,6 +27,8 @@ export interface InstanceOptions {
   testHooks?: boolean;
   /** Refuse board mutations (HTTP 403) before any database work. */
   readOnly?: boolean;
+  /** A damaged database is moved aside (kept) and an empty one started. */
+  recover?: boolean;
   env?: Record<string, string | undefined>;
 }
 
@@ -53,21 +55,28 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
   const files = stateFiles(options.stateDir);
   prepareStateDir(options.stateDir);
   const lock = InstanceLock.acquire(files.lock);
-  const { log, close: closeLog } = openLog(files.log);
+  const env = options.env ?? process.env;
+  // Test hook: a small rotation size, so a test fills the log quickly.
+  const logMax = options.testHooks ? Number(env.CCMSG_TEST_LOG_MAX_BYTES) || undefined : undefined;
+  const { log, close: closeLog } = openLog(files.log, logMax ? { maxBytes: logMax } : {});
   const release = async () => {
     await closeLog();
     lock.release();
   };
   let store: InstanceStore | undefined;
-  let uds: Server | undefined;
+  let uds: KeptSocket | undefined;
   try {
-    const env = options.env ?? process.env;
     // Test hook: an instance may start "later" (a restart after days passed).
     const offset = options.testHooks ? Number(env.CCMSG_TEST_CLOCK_OFFSET_MS ?? 0) || 0 : 0;
     const clock = new Clock(offset);
     const startedAt = clock.now();
     const id = loadOrMintInstanceId(files.instanceId);
-    const { store: opened, compacted } = openInstanceStore(files.database, log, clock.now());
+    const { store: opened, compacted } = openRecovering(
+      files.database,
+      options.recover ?? false,
+      () => openInstanceStore(files.database, log, clock.now()),
+      (to) => log.warn({ to }, "damaged database moved aside; starting an empty one"),
+    );
     store = opened;
     let http: Awaited<ReturnType<typeof startHttp>> | undefined;
     let stopping: Promise<void> | undefined;
@@ -99,7 +108,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       conn.onClose(() => connections.delete(conn));
     };
 
-    const listening = await listenUnix(files.socket, accept);
+    const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     if (options.http !== null) {
       http = await startHttp({
@@ -133,7 +142,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     return { id, pid: process.pid, socket: files.socket, http: url, startedAt, stopped, stop };
   } catch (error) {
     log.error({ err: error }, "startup failed");
-    if (uds !== undefined) await closeServer(uds);
+    await uds?.close();
     store?.db.close();
     await release();
     throw error;

@@ -1,5 +1,4 @@
 import { rmSync } from "node:fs";
-import type { Server } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { MutationRunner } from "../board/runner.js";
@@ -7,6 +6,7 @@ import { encodeEvent } from "../contract/frames.js";
 import type { Dispatcher } from "./dispatch.js";
 import type { InstanceStore } from "./instance-store.js";
 import type { Sessions } from "./sessions.js";
+import type { KeptSocket } from "./socket-keeper.js";
 import type { TopicHub } from "./topic-hub.js";
 import type { Connection } from "./wire/connection.js";
 import type { WorkItemsTopic } from "./work-items-topic.js";
@@ -22,7 +22,7 @@ export interface StopParts {
   sessions: Sessions;
   hub: TopicHub;
   connections: ReadonlySet<Connection>;
-  uds: Server;
+  uds: KeptSocket;
   http: FastifyInstance | undefined;
   /** Files that exist only while the instance runs (instance.json, socket). */
   runtimeFiles: readonly string[];
@@ -51,15 +51,18 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   parts.hub.dispose();
   for (const conn of parts.connections) conn.close();
   await Promise.race([parts.http?.close(), delay(250)]);
-  await closeServer(parts.uds);
+  await parts.uds.close();
   parts.store.db.close();
-  for (const file of parts.runtimeFiles) rmSync(file, { force: true });
+  for (const file of parts.runtimeFiles) {
+    // Something else at the path (a directory) must not keep the lock held.
+    try {
+      rmSync(file, { force: true });
+    } catch (error) {
+      log.warn({ err: error, file }, "could not remove a runtime file");
+    }
+  }
   log.info({ reason }, "stopped");
   await parts.release();
-}
-
-export function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
 }
 
 function delay(ms: number): Promise<void> {

@@ -1,3 +1,4 @@
+import { existsSync, renameSync } from "node:fs";
 import Database from "better-sqlite3";
 import { type ContractError, contractError } from "../contract/errors.js";
 
@@ -56,12 +57,45 @@ export function isDamagedError(error: unknown): boolean {
 
 /** Our error for a damaged file: names it and says what (not) to do. */
 export function damagedDatabase(path: string, cause: unknown): ContractError {
+  if (damaged.has(cause as object)) return cause as ContractError;
   const why = cause instanceof Error ? cause.message : String(cause);
-  return contractError(
+  const error = contractError(
     "internal_error",
-    `${path} is not a usable database (${why}); it was left as it is — move it aside to start with an empty store, or restore it from a copy`,
+    `${path} is not a usable database (${why}); it was left as it is. To start with an empty store and keep the damaged file, run \`ccmsg daemon run --recover\` (it is moved to ${path}.corrupt-<time>); or restore it from a copy`,
     { cause },
   );
+  damaged.add(error);
+  return error;
+}
+
+/** The errors `damagedDatabase` made, so a caller can tell them apart. */
+const damaged = new WeakSet<object>();
+
+/**
+ * Open the store with `open`. When the file turns out to be damaged: without
+ * `recover`, fail naming it (nothing touched); with `recover`, move the file
+ * and its WAL sidecars aside — kept, as `<path>.corrupt-<time>` — and open an
+ * empty store in its place. A healthy file is opened as it is either way.
+ */
+export function openRecovering<T>(
+  path: string,
+  recover: boolean,
+  open: () => T,
+  movedAside: (to: string) => void,
+): T {
+  try {
+    return open();
+  } catch (error) {
+    if (!isDamagedError(error) && !damaged.has(error as object)) throw error;
+    if (!recover) throw damagedDatabase(path, error);
+  }
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+/, "");
+  const to = `${path}.corrupt-${stamp}`;
+  for (const suffix of ["", "-wal", "-shm"]) {
+    if (existsSync(path + suffix)) renameSync(path + suffix, to + suffix);
+  }
+  movedAside(to);
+  return open();
 }
 
 /** A SQLite error meaning another connection holds the lock we needed. */

@@ -1,4 +1,4 @@
-import { type ChildProcess, fork } from "node:child_process";
+import { fork } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
