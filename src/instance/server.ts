@@ -1,6 +1,5 @@
 import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
-import { controlPaneMetrics } from "../board/http.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { compileContract } from "../contract/validate.js";
 import { claudeConfigHome, stateFiles } from "../paths.js";
@@ -56,8 +55,10 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
   prepareStateDir(options.stateDir);
   const lock = InstanceLock.acquire(files.lock);
   const env = options.env ?? process.env;
-  // Test hook: a small rotation size, so a test fills the log quickly.
-  const logMax = options.testHooks ? Number(env.CCMSG_TEST_LOG_MAX_BYTES) || undefined : undefined;
+  // Test hooks: a small log rotation size; an instance that starts "later"
+  // (a restart after days passed).
+  const hook = (name: string) => (options.testHooks ? Number(env[name]) || undefined : undefined);
+  const logMax = hook("CCMSG_TEST_LOG_MAX_BYTES");
   const { log, close: closeLog } = openLog(files.log, logMax ? { maxBytes: logMax } : {});
   const release = async () => {
     await closeLog();
@@ -66,9 +67,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
   let store: InstanceStore | undefined;
   let uds: KeptSocket | undefined;
   try {
-    // Test hook: an instance may start "later" (a restart after days passed).
-    const offset = options.testHooks ? Number(env.CCMSG_TEST_CLOCK_OFFSET_MS ?? 0) || 0 : 0;
-    const clock = new Clock(offset);
+    const clock = new Clock(hook("CCMSG_TEST_CLOCK_OFFSET_MS") ?? 0);
     const startedAt = clock.now();
     const id = loadOrMintInstanceId(files.instanceId);
     const { store: opened, compacted } = openRecovering(
@@ -124,14 +123,9 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
-        testHooks: !options.testHooks
-          ? undefined
-          : {
-              clock,
-              expire: () => sessions.expire(),
-              boardMetrics: () => ({ ...runner.metrics, ...controlPaneMetrics }),
-              diskFull: (full) => opened.db.pragma(`max_page_count = ${full ? 1 : 1_073_741_823}`),
-            },
+        testHooks: options.testHooks
+          ? { clock, expire: () => sessions.expire(), runner, db: opened.db }
+          : undefined,
       });
     }
     const url = http === undefined ? null : `http://${http.address}/`;

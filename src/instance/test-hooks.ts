@@ -1,4 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import { controlPaneMetrics } from "../board/http.js";
+import type { MutationRunner } from "../board/runner.js";
+import type { Db } from "../store/database.js";
 import type { Clock } from "./clock.js";
 
 /** What the test-only routes reach. Registered only when a test starts the
@@ -7,19 +10,23 @@ export interface TestHooks {
   clock: Clock;
   /** Re-check what time makes expire (after the clock moved). */
   expire(): void;
-  /** Counters of the board's mutation runner and control-pane API. */
-  boardMetrics(): object;
-  /** Make the store's disk full (no page may be added) or give space back. */
-  diskFull(full: boolean): void;
+  /** The board's mutation runner, for its counters. */
+  runner: Pick<MutationRunner, "metrics">;
+  /** The instance's database, to make its disk "full". */
+  db: Db;
 }
 
 /** The test-only routes, as their own encapsulated plugin. */
 export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): Promise<void> {
-  app.get("/_test/board-metrics", async () => hooks.boardMetrics());
+  app.get("/_test/board-metrics", async () => ({
+    ...hooks.runner.metrics,
+    ...controlPaneMetrics,
+  }));
   // SQLite answers SQLITE_FULL exactly as on a full disk once its file may
   // not grow: a full disk without needing a filesystem to fill.
   app.post("/_test/disk-full", async (req) => {
-    hooks.diskFull((req.body as { full?: unknown } | undefined)?.full === true);
+    const full = (req.body as { full?: unknown } | undefined)?.full === true;
+    hooks.db.pragma(`max_page_count = ${full ? 1 : 1_073_741_823}`);
     return { ok: true };
   });
   // Move the instance clock instead of sleeping.
