@@ -42,11 +42,14 @@ export const kv: Command = async (argv) => {
         return;
       }
       case "list": {
-        const entries = new Promise<KvEntry[]>((resolve) => {
+        const entries = new Promise<KvEntry[]>((resolve, reject) => {
           client.onPushed((p) => {
             if (p.ev === "topic" && p.topic === `kv:${ns}` && p.snapshot)
               resolve((p.data as { entries: KvEntry[] }).entries);
           });
+          client.onClose(() =>
+            reject(new ContractError("instance_unreachable", "the instance ended the connection")),
+          );
         });
         await greet(client, sid);
         await client.call("topic_subscribe", { topic: `kv:${ns}` });

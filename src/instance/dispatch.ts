@@ -15,6 +15,7 @@ import { encodeFailure, encodeReply } from "../contract/frames.js";
 import type { Capability, Role } from "../contract/identifiers.js";
 import { OP_SCHEMAS, type OpRequest, type OpResult } from "../contract/schemas.js";
 import { argRuleViolations, isValid, validationErrors } from "../contract/validate.js";
+import { isDamagedError } from "../store/database.js";
 import type { Connection, InboundHandler } from "./wire/connection.js";
 
 /** What a handler of `op` is told. `caller` is narrowed by the op's row (a
@@ -189,13 +190,24 @@ export class Dispatcher implements InboundHandler {
       const result = await handler(frame as OpRequest<OpName>, ctx);
       if (op === "hello") conn.greet(helloIdentity(frame as OpRequest<"hello">));
       conn.send(encodeReply(requestId, result));
-      for (const fn of after) fn();
+      try {
+        for (const fn of after) fn();
+      } catch (error) {
+        // The request was answered; what was to follow it (a snapshot) cannot
+        // come. Ending the connection says so, rather than leaving the peer
+        // waiting for a frame that never arrives.
+        this.log.error({ err: error, op, request_id: requestId }, "after the reply: failed");
+        conn.close();
+      }
     } catch (error) {
       if (error instanceof ContractError) {
         fail(error.toBody());
       } else {
         this.log.error({ err: error, op, request_id: requestId }, "handler failed");
-        fail({ code: "internal_error", msg: `${op} failed inside the instance` });
+        const msg = isDamagedError(error)
+          ? `${op} failed: the state database is damaged; stop the instance and start it with \`ccmsg daemon run --recover\` (the damaged file is kept)`
+          : `${op} failed inside the instance`;
+        fail({ code: "internal_error", msg });
       }
     } finally {
       conn.requestSettled();
