@@ -1,22 +1,69 @@
-import { homedir } from "node:os";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
 
 // Where things live (ARCHITECTURE "Default places"). One place for these facts:
 // the instance, the CLI and the tests all resolve through here.
 
 type Env = Record<string, string | undefined>;
 
-/** `--state-dir`, else `CCMSG_STATE_DIR`, else `$XDG_STATE_HOME/ccmsg` (or
- * `~/.local/state/ccmsg`). */
+/**
+ * The config home whose instance this process belongs to (harness.md §1, §8):
+ * the harness that claims the process decides, and Codex wins when both
+ * claim it (a Codex session started inside Claude Code inherits Claude's
+ * variables, not the other way round). Unclaimed, it is Claude Code's.
+ */
+export function configHome(env: Env = process.env): string {
+  const home = env.HOME || homedir();
+  if (env.CODEX_THREAD_ID || env.CODEX_SESSION_ID) {
+    return resolve(env.CODEX_HOME || join(home, ".codex"));
+  }
+  return resolve(claudeConfigHome(env));
+}
+
+/** `<basename of the config home>-<first 8 hex of sha256 of its path>`. */
+export function instanceKey(home: string): string {
+  return `${basename(home)}-${createHash("sha256").update(home).digest("hex").slice(0, 8)}`;
+}
+
+/**
+ * `--state-dir`, else `CCMSG_STATE_DIR`, else one directory per config home:
+ * `$XDG_STATE_HOME/ccmsg/<key>` (or `~/.local/state/ccmsg/<key>`). One instance
+ * serves exactly one config home.
+ *
+ * Before instances were keyed by config home, the default was
+ * `$XDG_STATE_HOME/ccmsg` itself. A user of the default Claude Code home who
+ * has a store there keeps it (README, "Default places", says how to move).
+ */
 export function resolveStateDir(explicit: string | undefined, env: Env = process.env): string {
   if (explicit) return explicit;
   if (env.CCMSG_STATE_DIR) return env.CCMSG_STATE_DIR;
-  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
-  return join(base, "ccmsg");
+  const base = join(env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state"), "ccmsg");
+  const home = configHome(env);
+  const keyed = join(base, instanceKey(home));
+  const defaultHome = resolve(join(env.HOME || homedir(), ".claude"));
+  if (home === defaultHome && !existsSync(keyed) && existsSync(join(base, "ccmsg.db"))) return base;
+  return keyed;
+}
+
+/** The longest socket path every platform takes (`sun_path` is 104 bytes on
+ * macOS, with its terminating NUL). */
+const MAX_SOCKET_PATH_BYTES = 103;
+
+/** `<state dir>/ccmsg.sock`, or, when that path is too long for a Unix socket,
+ * `<tmp>/ccmsg-<uid>/<16 hex of the state dir's sha256>/ccmsg.sock` (a
+ * per-user 0700 directory the instance creates and checks). */
+export function socketPath(stateDir: string): string {
+  const inside = join(stateDir, "ccmsg.sock");
+  if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH_BYTES) return inside;
+  const uid = process.getuid?.() ?? 0;
+  const key = createHash("sha256").update(resolve(stateDir)).digest("hex").slice(0, 16);
+  return join(tmpdir(), `ccmsg-${uid}`, key, "ccmsg.sock");
 }
 
 export const stateFiles = (stateDir: string) => ({
-  socket: join(stateDir, "ccmsg.sock"),
+  socket: socketPath(stateDir),
   database: join(stateDir, "ccmsg.db"),
   instanceId: join(stateDir, "instance.id"),
   instanceJson: join(stateDir, "instance.json"),

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
+import { resolveStateDir } from "../../src/paths.js";
 import { requiredPath } from "./env.js";
 import { ownerHeaders, rememberOwner } from "./http.js";
 
@@ -33,6 +34,13 @@ export function isolatedHome(): { root: string; env: Record<string, string> } {
   };
   for (const d of Object.values(env)) mkdirSync(d, { recursive: true, mode: 0o700 });
   return { root, env };
+}
+
+/** Where the CLI run with `env` finds its instance by default (one per config
+ * home: paths.ts). */
+export function defaultStateDir(env: Record<string, string | undefined>): string {
+  requiredPath(env, "XDG_STATE_HOME");
+  return resolveStateDir(undefined, env);
 }
 
 /** The environment a child gets: this process's PATH and node, plus `extra`,
@@ -70,7 +78,7 @@ export async function startInstance(
 ): Promise<TestInstance> {
   const home = options.env === undefined ? isolatedHome() : undefined;
   const env = options.env ?? home!.env;
-  const stateDir = options.stateDir ?? join(requiredPath(env, "XDG_STATE_HOME"), "ccmsg");
+  const stateDir = options.stateDir ?? defaultStateDir(env);
   const child = spawn(
     process.execPath,
     [

@@ -2,7 +2,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requiredPath } from "../helpers/env.js";
-import { isolatedHome, ROOT, startInstance, type TestInstance } from "../helpers/instance.js";
+import {
+  defaultStateDir,
+  isolatedHome,
+  ROOT,
+  startInstance,
+  type TestInstance,
+} from "../helpers/instance.js";
 import { seedStore, statuslineInput, TODOS, todoFile } from "./fixtures.js";
 import {
   conflict,
@@ -33,7 +39,7 @@ function home(path = process.env.PATH ?? "") {
   return {
     root: h.root,
     env,
-    stateDir: join(requiredPath(h.env, "XDG_STATE_HOME"), "ccmsg"),
+    stateDir: defaultStateDir(h.env),
     claude: requiredPath(h.env, "CLAUDE_CONFIG_DIR"),
     config(value: unknown) {
       mkdirSync(configDir, { recursive: true });

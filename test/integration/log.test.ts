@@ -9,8 +9,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { requiredPath } from "../helpers/env.js";
-import { isolatedHome, startInstance } from "../helpers/instance.js";
+import { defaultStateDir, isolatedHome, startInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
@@ -25,7 +24,7 @@ async function until(cond: () => boolean): Promise<void> {
 }
 
 function stateDirOf(env: Record<string, string>): string {
-  const dir = join(requiredPath(env, "XDG_STATE_HOME"), "ccmsg");
+  const dir = defaultStateDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }

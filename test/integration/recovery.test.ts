@@ -2,14 +2,20 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { requiredPath } from "../helpers/env.js";
-import { childEnv, isolatedHome, ROOT, runCli, startInstance } from "../helpers/instance.js";
+import {
+  childEnv,
+  defaultStateDir,
+  isolatedHome,
+  ROOT,
+  runCli,
+  startInstance,
+} from "../helpers/instance.js";
 import { contractViolations, newSid } from "../helpers/peer.js";
 
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
 
 function stateDirOf(env: Record<string, string>): string {
-  const dir = join(requiredPath(env, "XDG_STATE_HOME"), "ccmsg");
+  const dir = defaultStateDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }
@@ -156,7 +162,7 @@ describe("stopping --hook", () => {
     );
     expect(r.code).toBe(0);
     expect(json(r.stdout)).toMatchObject({ stopped: false, reason: expect.any(String) });
-    const stateDir = join(requiredPath(env, "XDG_STATE_HOME"), "ccmsg");
+    const stateDir = defaultStateDir(env);
     for (const name of ["instance.lock", "ccmsg.sock", "instance.json"])
       expect(existsSync(join(stateDir, name)), name).toBe(false);
   });
