@@ -1,6 +1,6 @@
 import type { WorkItem } from "../contract/ecc/board.js";
 import { boardCounts, countsSentence } from "../contract/ecc/lanes.js";
-import { hasTable, type StateStore } from "../store/state-store.js";
+import { hasTable, openStateStoreReadOnly, type StateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
 
 // `ccmsg status` — ECC's readiness summary (ecc-surfaces §2.2), field for
@@ -68,6 +68,17 @@ function json(text: unknown): unknown {
 /** One decimal of a percentage, or null without known runs. */
 function rate(part: number, whole: number): number | null {
   return whole === 0 ? null : Math.round((part / whole) * 1000) / 10;
+}
+
+/** The status document of the database at `dbPath`, read without writing
+ * (none there yet: every section empty). */
+export function statusAt(dbPath: string, limit: number): StatusDocument {
+  const store = openStateStoreReadOnly(dbPath);
+  try {
+    return readStatus(store, dbPath, limit);
+  } finally {
+    store?.close();
+  }
 }
 
 /** Build the status document. `store` undefined = no database yet: every

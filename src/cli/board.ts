@@ -1,5 +1,6 @@
-import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
-import { countsSentence, LANES, workItemLane } from "../contract/ecc/lanes.js";
+import { boardListText, listBoard, workItemLine } from "../board/list.js";
+import type { WorkItemInput } from "../contract/ecc/board.js";
+import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { openStateStore } from "../store/state-store.js";
@@ -55,33 +56,16 @@ export const board: Command = async (argv) => {
             "usage: ccmsg board add --title <t> [--priority p] …",
           );
         const item = rules.upsertWorkItem(store, input(values, id));
-        print(values, { item }, () => line(item));
+        print(values, { item }, () => workItemLine(item));
         return;
       }
       case "list": {
-        const limit = values.limit === undefined ? 20 : Number(values.limit);
-        if (!Number.isInteger(limit) || limit < 1)
-          throw new ContractError("invalid_args", "--limit must be a positive integer");
-        if (values.lane !== undefined && !(LANES as readonly string[]).includes(values.lane)) {
-          throw new ContractError("invalid_args", `--lane must be one of ${LANES.join(", ")}`);
-        }
-        const summary = rules.boardSummary(store, values.lane === undefined ? limit : 100);
-        const items = summary.items
-          .filter((i) => values.lane === undefined || i.kanbanState === values.lane)
-          .slice(0, limit);
-        const { needsAssignment: _n, items: _i, ...counts } = summary;
-        print(values, { ...counts, items }, () =>
-          [
-            countsSentence({
-              total: summary.totalCount,
-              open: summary.openCount,
-              blocked: summary.blockedCount,
-              done: summary.doneCount,
-            }),
-            `lanes: ${LANES.map((l) => `${l} ${summary.kanban[l]}`).join(", ")}`,
-            ...items.map((i) => line(i)),
-          ].join("\n"),
+        const list = listBoard(
+          store,
+          values.lane,
+          values.limit === undefined ? undefined : Number(values.limit),
         );
+        print(values, list, () => boardListText(list));
         return;
       }
       case "show": {
@@ -90,7 +74,7 @@ export const board: Command = async (argv) => {
           throw new ContractError("invalid_args", "usage: ccmsg board show <id>");
         const item = new WorkItemsStore(store.db).get(id);
         if (item === undefined) throw new ContractError("not_found", `work item ${id} not found`);
-        print(values, { item }, () => `${line(item)}\n${JSON.stringify(item, null, 2)}`);
+        print(values, { item }, () => `${workItemLine(item)}\n${JSON.stringify(item, null, 2)}`);
         return;
       }
       case "claim": {
@@ -111,7 +95,7 @@ export const board: Command = async (argv) => {
         });
         print(values, result, () =>
           result.claimed
-            ? `claimed ${line(result.item)}`
+            ? `claimed ${workItemLine(result.item)}`
             : "nothing to claim: no unassigned open items",
         );
         return;
@@ -124,7 +108,7 @@ export const board: Command = async (argv) => {
             `usage: ccmsg board move <id> <${LANES.join("|")}>`,
           );
         const result = rules.moveWorkItem(store, id, lane);
-        print(values, result, () => `moved ${line(result.item)}`);
+        print(values, result, () => `moved ${workItemLine(result.item)}`);
         return;
       }
       default:
@@ -163,8 +147,4 @@ function input(
     }
   }
   return out;
-}
-
-function line(i: WorkItem): string {
-  return `${i.id}  [${workItemLane(i.status)}/${i.status}] ${i.title}${i.priority ? ` (${i.priority})` : ""}${i.owner ? ` — ${i.owner}` : ""}`;
 }

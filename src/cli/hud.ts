@@ -1,9 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { collectHud } from "../hud/collect.js";
-import { renderHud } from "../hud/render.js";
-import { requireKnownSession } from "../hud/session-context.js";
-import { claudeConfigHome, configFile, resolveStateDir } from "../paths.js";
+import { hudReport } from "../hud/report.js";
+import { resolveStateDir } from "../paths.js";
 import type { Command } from "./main.js";
 import { parse, wantsJson } from "./options.js";
 
@@ -15,16 +13,8 @@ export const hud: Command = async (argv) => {
     { write: { type: "string" } },
     "ccmsg hud [--sid s] [--json] [--write path]",
   );
-  const { payload, context, localCheckNames } = await collectHud({
-    stateDir: resolveStateDir(values["state-dir"]),
-    configPath: configFile(undefined),
-    flagSid: values.sid,
-    claudeHome: claudeConfigHome(),
-  });
-  requireKnownSession(context, values.sid);
-  const out = wantsJson(values)
-    ? `${JSON.stringify(payload)}\n`
-    : `${renderHud(payload, { localCheckNames })}\n`;
+  const { payload, text } = await hudReport(resolveStateDir(values["state-dir"]), values.sid);
+  const out = wantsJson(values) ? `${JSON.stringify(payload)}\n` : `${text()}\n`;
   if (values.write !== undefined) {
     // `--write` keeps exactly what was printed (ECC's convention).
     mkdirSync(dirname(values.write), { recursive: true });

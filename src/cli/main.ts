@@ -167,6 +167,15 @@ export const COMMANDS: Record<
       "  create <name> [--base ref] a new worktree on a new branch beside the repository",
     ].join("\n"),
   },
+  mcp: {
+    group: () => import("./mcp.js"),
+    help: "mcp [--print-config claude|codex] — the MCP server (stdio) for this session",
+    more: [
+      "Tools send, reply, peers, inbox, notify, kv_get, kv_set, board_list, board_claim,",
+      "board_move, status, hud — as the session from the environment (or --sid).",
+      "  --print-config claude   the .mcp.json entry;  codex   the config.toml table",
+    ].join("\n"),
+  },
   queue: {
     group: () => import("./queue.js"),
     help: "queue merge|conflict — merge and conflict queues",

@@ -1,10 +1,11 @@
 import { ContractError } from "../contract/errors.js";
 import type { SessionMeta } from "../contract/peers.js";
 import type { OpArgs } from "../contract/schemas.js";
-import { callAs, connectInstance, greet } from "./connect.js";
+import { callAs, connectInstance, greet, sendGreeting } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print, sessionId, wantsJson } from "./options.js";
 import { derivedMeta, sessionCwd } from "./session-meta.js";
+import { takeInbox } from "./snapshots.js";
 import { readStdinJson } from "./stdin.js";
 
 const HOOK_DEADLINE_MS = 3000;
@@ -189,15 +190,12 @@ export const inbox: Command = async (argv) => {
       "inbox needs a session: --sid, or run it inside a session",
     );
   const client = await connectInstance(values);
-  const snapshot = new Promise<
-    { mid: string; from_label: string; text: string; sent_at: number }[]
-  >((resolve) => {
-    client.onPushed((p) => {
-      if (p.ev === "topic" && p.topic === "inbox" && p.snapshot) resolve(p.data as never);
-    });
-  });
-  await callAs(client, sid, "topic_subscribe", { topic: "inbox" });
-  const messages = await snapshot;
+  const { reply: greeting } = await sendGreeting(client, sid);
+  const taking = takeInbox(client);
+  // When the greeting is refused the subscription fails too; report the greeting.
+  taking.catch(() => {});
+  await greeting;
+  const messages = await taking;
   client.close();
   if (wantsJson(values)) {
     process.stdout.write(`${JSON.stringify({ messages })}\n`);

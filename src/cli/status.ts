@@ -1,9 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { readStatus, statusMarkdown, statusText } from "../board/status.js";
+import { statusAt, statusMarkdown, statusText } from "../board/status.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
-import { openStateStoreReadOnly } from "../store/state-store.js";
 import type { Command } from "./main.js";
 import { parse } from "./options.js";
 
@@ -33,13 +32,7 @@ export const status: Command = async (argv) => {
   if (!Number.isInteger(limit) || limit < 1)
     throw new ContractError("invalid_args", `--limit must be a positive integer: ${values.limit}`);
   const dbPath = values.db ?? stateFiles(resolveStateDir(values["state-dir"])).database;
-  const store = openStateStoreReadOnly(dbPath);
-  let doc: ReturnType<typeof readStatus>;
-  try {
-    doc = readStatus(store, dbPath, limit);
-  } finally {
-    store?.close();
-  }
+  const doc = statusAt(dbPath, limit);
   const out = values.json
     ? `${JSON.stringify(doc, null, 2)}\n`
     : values.markdown

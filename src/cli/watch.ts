@@ -6,23 +6,21 @@ import { connectInstance, greet, sendGreeting } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print, sessionId } from "./options.js";
 import { derivedMeta } from "./session-meta.js";
+import { topicSnapshot } from "./snapshots.js";
+
+type PeersData = { peers: PeerInfo[]; last_live: LastLiveSession[] };
 
 /** `ccmsg peers` — the sessions connected now and those lately lost. Greets as
  * the session when one is known, so rows answer for this session. */
 export const peers: Command = async (argv) => {
   const { values } = parse(argv, {}, "ccmsg peers");
   const client = await connectInstance(values);
-  const snapshot = new Promise<{ peers: PeerInfo[]; last_live: LastLiveSession[] }>((resolve) => {
-    client.onPushed((p) => {
-      if (p.ev === "topic" && p.topic === "peers" && p.snapshot) resolve(p.data as never);
-    });
-  });
   const { reply: greeting } = await sendGreeting(client, sessionId(values));
-  const sub = client.call("topic_subscribe", { topic: "peers" });
-  sub.catch(() => {});
+  const reading = topicSnapshot<PeersData>(client, "peers");
+  // When the greeting is refused the subscription fails too; report the greeting.
+  reading.catch(() => {});
   await greeting;
-  await sub;
-  const data = await snapshot;
+  const data = await reading;
   client.close();
   print(values, data, () => {
     const lines: string[] = [];

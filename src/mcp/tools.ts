@@ -1,0 +1,216 @@
+import { type TSchema, Type } from "@sinclair/typebox";
+import { boardListText, listBoard, workItemLine } from "../board/list.js";
+import type { Flags } from "../cli/options.js";
+import { LANES } from "../contract/ecc/lanes.js";
+import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
+import { resolveStateDir, stateFiles } from "../paths.js";
+import type { StateStore } from "../store/state-store.js";
+import { needsSession, type SessionLink } from "./link.js";
+
+// The MCP server's tools: each one a thin call onto what the CLI does, with a
+// short description and a small input schema (every call sends them to the
+// model, so they are kept cheap in tokens). Results are compact JSON or the
+// CLI's own one-line-per-row text.
+
+export interface ToolContext {
+  /** Greeted as the session the server speaks for. */
+  link: SessionLink;
+  /** Greeted as the person: the key-value store is theirs alone (contract
+   * §11, role `user`), so its tools speak as the person. */
+  person: SessionLink;
+  flags: Flags;
+}
+
+export interface Tool {
+  description: string;
+  input: TSchema;
+  run(args: Record<string, unknown>, ctx: ToolContext): Promise<string>;
+}
+
+const str = (description: string) => Type.String({ description });
+const laneSchema = Type.Union(LANES.map((l) => Type.Literal(l)));
+const none = Type.Object({});
+
+/** The session a tool acts as; refused when the server knows none. */
+function actor(ctx: ToolContext, tool: string): string {
+  if (ctx.link.sid === undefined) throw needsSession(tool);
+  return ctx.link.sid;
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+
+/** Open the state store for one board call (the CLI's rules and locks). */
+async function withBoard<T>(ctx: ToolContext, use: (store: StateStore) => T): Promise<T> {
+  const { openStateStore } = await import("../store/state-store.js");
+  const store = openStateStore(stateFiles(resolveStateDir(ctx.flags["state-dir"])).database);
+  try {
+    return use(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** A row of `peers` with what picks a session out, nothing more. */
+function peerRow(p: PeerInfo | LastLiveSession) {
+  const { sid, state, repo, ws, branch, title } = p;
+  return { sid, state, repo, ws, branch, title };
+}
+
+export const TOOLS: Record<string, Tool> = {
+  send: {
+    description:
+      "Send a message to another session (sid from peers). Answers delivered, or held with the reason and live candidates.",
+    input: Type.Object({ to: str("recipient sid"), text: str("1-3 sentences") }),
+    async run(a, ctx) {
+      actor(ctx, "send");
+      return json(
+        await ctx.link.call("message_send", { to: a.to as string, text: a.text as string }),
+      );
+    },
+  },
+  reply: {
+    description:
+      "Answer a received message: its mid, and its sender's sid as to. Without to the answer goes to the person as a notification.",
+    input: Type.Object({
+      mid: str("mid of the message answered"),
+      text: Type.String(),
+      to: Type.Optional(str("sender sid; omit when the sender was the person (user)")),
+    }),
+    async run(a, ctx) {
+      actor(ctx, "reply");
+      const text = a.text as string;
+      if (a.to === undefined) {
+        await ctx.link.call("notify_send", { text });
+        return json({ notified: true });
+      }
+      return json(
+        await ctx.link.call("message_send", {
+          to: a.to as string,
+          text,
+          reply_to: a.mid as string,
+        }),
+      );
+    },
+  },
+  peers: {
+    description:
+      "Sessions connected now (peers) and lately lost (last_live), with where they work.",
+    input: none,
+    async run(_a, ctx) {
+      const data = await ctx.link.snapshot<{ peers: PeerInfo[]; last_live: LastLiveSession[] }>(
+        "peers",
+      );
+      return json({ peers: data.peers.map(peerRow), last_live: data.last_live.map(peerRow) });
+    },
+  },
+  inbox: {
+    description:
+      "Take the messages held for this session. What is returned counts as delivered and leaves the inbox.",
+    input: none,
+    async run(_a, ctx) {
+      const messages = await ctx.link.takeInbox();
+      return json({
+        messages: messages.map(({ mid, from, from_label, text, reply_to }) => ({
+          mid,
+          from,
+          from_label,
+          text,
+          ...(reply_to === undefined ? {} : { reply_to }),
+        })),
+      });
+    },
+  },
+  notify: {
+    description: "A short line for the person watching: done, blocked, need a decision.",
+    input: Type.Object({ text: Type.String() }),
+    async run(a, ctx) {
+      actor(ctx, "notify");
+      await ctx.link.call("notify_send", { text: a.text as string });
+      return json({ sent: true });
+    },
+  },
+  kv_get: {
+    description: "Read a key of the shared key-value store.",
+    input: Type.Object({ ns: str("namespace: [a-z][a-z0-9_]*"), key: Type.String() }),
+    async run(a, ctx) {
+      const r = await ctx.person.call("kv_read", { ns: a.ns as string, key: a.key as string });
+      return json(r.value);
+    },
+  },
+  kv_set: {
+    description: "Write a key of the shared key-value store (any JSON value).",
+    input: Type.Object({
+      ns: str("namespace: [a-z][a-z0-9_]*"),
+      key: Type.String(),
+      value: Type.Unknown({ description: "any JSON value" }),
+    }),
+    async run(a, ctx) {
+      return json(
+        await ctx.person.call("kv_write", {
+          ns: a.ns as string,
+          key: a.key as string,
+          value: a.value,
+        }),
+      );
+    },
+  },
+  board_list: {
+    description: "The work board: counts per lane and the most recent items.",
+    input: Type.Object({
+      lane: Type.Optional(laneSchema),
+      limit: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+    async run(a, ctx) {
+      return withBoard(ctx, (store) =>
+        boardListText(
+          listBoard(store, a.lane as string | undefined, a.limit as number | undefined),
+        ),
+      );
+    },
+  },
+  board_claim: {
+    description:
+      "Claim a work item for this session (id, or the best unassigned open one); it moves to running.",
+    input: Type.Object({ id: Type.Optional(Type.String()) }),
+    async run(a, ctx) {
+      const owner = actor(ctx, "board_claim");
+      const { claimWorkItem } = await import("../board/board.js");
+      return withBoard(ctx, (store) => {
+        const r = claimWorkItem(store, { id: a.id as string | undefined, owner, as: "agent" });
+        return r.claimed
+          ? `claimed ${workItemLine(r.item)}`
+          : "nothing to claim: no unassigned open items";
+      });
+    },
+  },
+  board_move: {
+    description: "Move a work item to a lane.",
+    input: Type.Object({
+      id: Type.String(),
+      lane: laneSchema,
+    }),
+    async run(a, ctx) {
+      const { moveWorkItem } = await import("../board/board.js");
+      return withBoard(
+        ctx,
+        (store) => `moved ${workItemLine(moveWorkItem(store, a.id as string, a.lane).item)}`,
+      );
+    },
+  },
+  status: {
+    description: "Readiness summary: active sessions, failed runs, blocked work.",
+    input: none,
+    async run(_a, ctx) {
+      const { statusAt, statusText } = await import("../board/status.js");
+      return statusText(statusAt(stateFiles(resolveStateDir(ctx.flags["state-dir"])).database, 5));
+    },
+  },
+  hud: {
+    description: "This session's HUD: context, git, checks, queues, what to do next.",
+    input: none,
+    async run(_a, ctx) {
+      const { hudReport } = await import("../hud/report.js");
+      return (await hudReport(resolveStateDir(ctx.flags["state-dir"]), ctx.flags.sid)).text();
+    },
+  },
+};
