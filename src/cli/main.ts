@@ -176,6 +176,19 @@ export const COMMANDS: Record<
       "  --print-config claude   the .mcp.json entry;  codex   the config.toml table",
     ].join("\n"),
   },
+  plugin: {
+    group: () => import("./plugin.js"),
+    help: "plugin install|status|uninstall claude|codex — wire ccmsg into Claude Code or Codex",
+    more: [
+      "  install    Claude Code: generate the plugin (hooks, skill, MCP server) under",
+      "             <state dir>/plugins/claude and register it with `claude plugin …`",
+      "             (or print the commands). Codex: merge ccmsg's hooks into",
+      "             $CODEX_HOME/hooks.json, add the skill and [mcp_servers.ccmsg].",
+      "  status     what is wired and what is broken (exit 2 when something is)",
+      "  uninstall  take out exactly what install added; untouched files come back byte for byte",
+      "  --dry-run  print what would change and change nothing",
+    ].join("\n"),
+  },
   queue: {
     group: () => import("./queue.js"),
     help: "queue merge|conflict — merge and conflict queues",

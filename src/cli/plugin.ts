@@ -1,0 +1,110 @@
+import { resolve } from "node:path";
+import { Client } from "../client/client.js";
+import { claudeStatus, installClaude, uninstallClaude } from "../harness/plugin/claude.js";
+import { codexStatus, installCodex, uninstallCodex } from "../harness/plugin/codex.js";
+import { runningInvocation } from "../harness/plugin/command-line.js";
+import type { Outcome, PluginContext, Status } from "../harness/plugin/report.js";
+import { resolveStateDir, stateFiles } from "../paths.js";
+import { ensureStateDir } from "../state-dir.js";
+import type { Command } from "./main.js";
+import { parse, print, UsageError } from "./options.js";
+
+// `ccmsg plugin install|status|uninstall claude|codex`: wire this ccmsg into
+// a harness, say what is wired, take it out again. The work is in
+// src/harness/plugin/; this module reads the command line and prints.
+
+const USAGE = "ccmsg plugin install|status|uninstall claude|codex [--dry-run]";
+
+const HARNESSES = {
+  claude: { install: installClaude, uninstall: uninstallClaude, status: claudeStatus },
+  codex: { install: installCodex, uninstall: uninstallCodex, status: codexStatus },
+} as const;
+
+export const plugin: Command = async (argv) => {
+  const { values, positionals } = parse(argv, { "dry-run": { type: "boolean" } }, USAGE);
+  const [verb, harness, ...extra] = positionals;
+  if (verb !== "install" && verb !== "status" && verb !== "uninstall")
+    throw new UsageError(`say install, status or uninstall${verb ? ` (not "${verb}")` : ""}`);
+  if (harness !== "claude" && harness !== "codex")
+    throw new UsageError(`say claude or codex${harness ? ` (not "${harness}")` : ""}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  if (values["dry-run"] && verb === "status")
+    throw new UsageError("status changes nothing: drop --dry-run");
+  const dryRun = values["dry-run"] === true;
+  const stateDir = resolve(resolveStateDir(values["state-dir"]));
+  // A state directory chosen explicitly goes into the hooks, so they speak to
+  // that instance; otherwise they find it as every other command does.
+  const explicit = values["state-dir"] !== undefined || Boolean(process.env.CCMSG_STATE_DIR);
+  const ctx: PluginContext = {
+    stateDir,
+    stateDirArgs: explicit ? ["--state-dir", stateDir] : [],
+    inv: runningInvocation(),
+    env: process.env,
+  };
+  const ops = HARNESSES[harness];
+  if (verb === "status") {
+    const status = await ops.status(ctx);
+    const instance = await reachable(stateDir);
+    print(values, { ...status, instance }, () => statusText(status, instance));
+    if (!status.wired) process.exitCode = 2;
+    return;
+  }
+  if (verb === "install" && !dryRun) ensureStateDir(stateDir);
+  const outcome = await ops[verb](ctx, dryRun);
+  print(values, outcome, () => outcomeText(outcome));
+};
+
+interface Reach {
+  reachable: boolean;
+  detail: string;
+}
+
+/** Whether the instance answers; a stopped one is not a fault (a hook starts it). */
+async function reachable(stateDir: string): Promise<Reach> {
+  const { socket } = stateFiles(stateDir);
+  try {
+    const client = await Client.connectUnix(socket);
+    try {
+      const r = await client.call("instance_ping");
+      return {
+        reachable: true,
+        detail: `instance ${r.instance} (ccmsg ${r.version}) at ${socket}`,
+      };
+    } finally {
+      client.close();
+    }
+  } catch {
+    return {
+      reachable: false,
+      detail: `no instance answers at ${socket} (the first hook starts one; or: ccmsg daemon start)`,
+    };
+  }
+}
+
+function outcomeText(o: Outcome): string {
+  const what = o.dry_run ? "would change" : o.action === "install" ? "installed" : "uninstalled";
+  const changed = o.changes.filter((c) => c.action !== "unchanged");
+  const lines = [
+    `ccmsg plugin ${o.action} ${o.harness}: ${what}${changed.length === 0 ? " (nothing to change)" : ""}`,
+  ];
+  for (const c of o.changes)
+    lines.push(`  ${c.action.padEnd(9)} ${c.path}${c.detail ? ` (${c.detail})` : ""}`);
+  for (const c of o.commands)
+    lines.push(
+      `  ${(c.ran ? "ran" : "to run").padEnd(9)} ${c.command}${c.result ? ` — ${c.result}` : ""}`,
+    );
+  if (o.needs.length > 0) lines.push("", "Still to do:");
+  for (const n of o.needs)
+    lines.push(`  - ${n.what}:`, ...n.how.split("\n").map((l) => `      ${l}`));
+  return lines.join("\n");
+}
+
+function statusText(s: Status, instance: Reach): string {
+  const lines = [`${s.harness}: ${s.wired ? "wired" : "not wired (see ✗ below)"}`];
+  for (const c of s.checks)
+    lines.push(`  ${c.pass ? "✓" : "✗"} ${c.name}: ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ""}`);
+  lines.push(`  ${instance.reachable ? "✓" : "·"} instance: ${instance.detail}`);
+  if (s.needs.length > 0) lines.push("", "Still to do:");
+  for (const n of s.needs) lines.push(`  - ${n.what}: ${n.how}`);
+  return lines.join("\n");
+}
