@@ -15,10 +15,7 @@ type Env = Record<string, string | undefined>;
  * variables, not the other way round). Unclaimed, it is Claude Code's.
  */
 export function configHome(env: Env = process.env): string {
-  const home = env.HOME || homedir();
-  if (env.CODEX_THREAD_ID || env.CODEX_SESSION_ID) {
-    return resolve(env.CODEX_HOME || join(home, ".codex"));
-  }
+  if (env.CODEX_THREAD_ID || env.CODEX_SESSION_ID) return resolve(codexConfigHome(env));
   return resolve(claudeConfigHome(env));
 }
 
@@ -89,6 +86,11 @@ export function configFile(explicit: string | undefined, env: Env = process.env)
 
 /** The default HTTP / WebSocket / web console address: loopback only. */
 export const DEFAULT_HTTP = "127.0.0.1:7077";
+
+/** The Codex config home: `CODEX_HOME`, else `~/.codex`. */
+export function codexConfigHome(env: Env = process.env): string {
+  return env.CODEX_HOME || join(env.HOME || homedir(), ".codex");
+}
 
 /** The Claude Code config home: `CLAUDE_CONFIG_DIR`, else `~/.claude`. */
 export function claudeConfigHome(env: Env = process.env): string {

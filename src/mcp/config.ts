@@ -1,6 +1,5 @@
 import { realpathSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
+import { codexConfigHome } from "../paths.js";
 
 // `ccmsg mcp --print-config claude|codex`: how each harness registers the
 // server (harness spec §9). The command is this very install, by absolute
@@ -51,7 +50,7 @@ export function mcpConfig(
     const entry = { type: "stdio", command: launch.command, args: launch.args };
     return `${JSON.stringify({ mcpServers: { ccmsg: entry } }, null, 2)}\n`;
   }
-  const codexHome = env.CODEX_HOME || join(env.HOME || homedir(), ".codex");
+  const codexHome = codexConfigHome(env);
   const toml = (v: string) => JSON.stringify(v);
   const list = (vs: string[]) => `[${vs.map(toml).join(", ")}]`;
   return [

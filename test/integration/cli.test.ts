@@ -235,6 +235,14 @@ describe("kv and subscribe", () => {
     expect(JSON.parse(missing.stderr).error.code).toBe("not_found");
   });
 
+  it("kv run inside a session still speaks as the person (the store is the person's)", async () => {
+    const inSession = { ...env, CLAUDE_CODE_SESSION_ID: newSid() };
+    const set = await runCli(["kv", "set", "notes", "from-session", "1"], inSession);
+    expect(set.code, set.stderr).toBe(0);
+    const got = await runCli(["kv", "get", "notes", "from-session"], inSession);
+    expect(JSON.parse(got.stdout).value).toBe(1);
+  });
+
   it("subscribe streams frames as NDJSON", async () => {
     const child = spawn(process.execPath, [CLI, "subscribe", "notify", "kv:live"], {
       env: childEnv(env),

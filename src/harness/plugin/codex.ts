@@ -1,6 +1,6 @@
 import { accessSync, constants, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
+import { codexConfigHome } from "../../paths.js";
 import {
   type CodexHook,
   foreignMcpEntry,
@@ -41,9 +41,6 @@ import { SKILL_MD } from "./skill.js";
 // and a script's path stays the same when ccmsg moves.
 
 /** Codex's config home: `CODEX_HOME`, else `~/.codex`. */
-export function codexHome(env: NodeJS.ProcessEnv): string {
-  return env.CODEX_HOME || join(env.HOME || homedir(), ".codex");
-}
 
 const scriptsDir = (stateDir: string) => join(stateDir, "plugins", "codex");
 const receiptPath = (stateDir: string) => join(stateDir, "plugins", "codex-receipt.json");
@@ -94,7 +91,7 @@ function block(ctx: PluginContext, home: string): string {
 }
 
 export function codexFiles(ctx: PluginContext): Desired[] {
-  const home = codexHome(ctx.env);
+  const home = codexConfigHome(ctx.env);
   const hooksPath = join(home, "hooks.json");
   const ours = codexHooks(ctx);
   const mcp = block(ctx, home);
@@ -140,7 +137,7 @@ function readText(path: string): string | undefined {
 
 /** What the person still has to do in Codex; ccmsg never writes the trust. */
 async function codexNeeds(ctx: PluginContext): Promise<Need[]> {
-  const home = codexHome(ctx.env);
+  const home = codexConfigHome(ctx.env);
   const config = readText(join(home, "config.toml")) ?? "";
   const needs: Need[] = [
     {
@@ -212,7 +209,7 @@ export async function uninstallCodex(ctx: PluginContext, dryRun: boolean): Promi
 }
 
 export async function codexStatus(ctx: PluginContext): Promise<Status> {
-  const home = codexHome(ctx.env);
+  const home = codexConfigHome(ctx.env);
   const reinstall = "ccmsg plugin install codex";
   const checks: Check[] = [];
   const lines: string[] = [];
