@@ -112,6 +112,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
         controlPane: {
           ...{ store: opened.state, readOnly: options.readOnly ?? false, runner },
           sessions: () => sessions.peers(),
+          sessionsVersion: () => sessions.version,
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
