@@ -1,19 +1,17 @@
 import type { Server } from "node:net";
 import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
-import { controlPaneMetrics } from "../board/http.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
-import { compileContract } from "../contract/validate.js";
 import { claudeConfigHome, stateFiles } from "../paths.js";
 import { prepareStateDir } from "../state-dir.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
+import { deferredLog } from "./deferred-log.js";
 import { buildEngines } from "./engines.js";
-import { startHttp } from "./http-listener.js";
+import type { startHttp } from "./http-listener.js";
 import { loadOrMintInstanceId } from "./identity.js";
 import { type InstanceStore, openInstanceStore } from "./instance-store.js";
 import { InstanceLock } from "./lock.js";
-import { openLog } from "./log.js";
 import { closeServer, stopInstance } from "./shutdown.js";
 import { Connection } from "./wire/connection.js";
 import type { Transport } from "./wire/transport.js";
@@ -46,16 +44,17 @@ export interface RunningInstance {
  * Start an instance — the composition root, wiring only: the state directory,
  * the single-instance lock, the id, the store, the engines, then the listeners
  * (the local socket first, then HTTP: DR-0007) and finally `instance.json`,
- * which is how others find what was bound.
+ * which is how others find what was bound. The log, HTTP and the inbox's
+ * compaction come after the socket listens; schemas compile on first use (DR-0019).
  */
 export async function startInstance(options: InstanceOptions): Promise<RunningInstance> {
-  compileContract();
   const files = stateFiles(options.stateDir);
   prepareStateDir(options.stateDir);
   const lock = InstanceLock.acquire(files.lock);
-  const { log, close: closeLog } = openLog(files.log);
+  const logFile = deferredLog(() => import("./log.js").then(({ openLog }) => openLog(files.log)));
+  const { log } = logFile;
   const release = async () => {
-    await closeLog();
+    await logFile.close();
     lock.release();
   };
   let store: InstanceStore | undefined;
@@ -67,7 +66,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const clock = new Clock(offset);
     const startedAt = clock.now();
     const id = loadOrMintInstanceId(files.instanceId);
-    const { store: opened, compacted } = openInstanceStore(files.database, log, clock.now());
+    const opened = openInstanceStore(files.database, log);
     store = opened;
     let http: Awaited<ReturnType<typeof startHttp>> | undefined;
     let stopping: Promise<void> | undefined;
@@ -78,7 +77,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const stop = (reason: string): Promise<void> => {
       stopping ??= stopInstance(
         {
-          ...{ id, log, ...engines, store: opened, uds: listening, http: http?.app, release },
+          ...{ id, log, ...engines, store: opened, uds: listening, http, release },
           runtimeFiles: [files.instanceJson, files.socket],
         },
         reason,
@@ -101,7 +100,10 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
 
     const listening = await listenUnix(files.socket, accept);
     uds = listening;
+    void logFile.load();
+    const compacted = opened.compact(startedAt);
     if (options.http !== null) {
+      const { startHttp } = await import("./http-listener.js");
       http = await startHttp({
         ...{ listen: options.http, accept, log },
         owner: {
@@ -121,8 +123,9 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           : {
               clock,
               expire: () => sessions.expire(),
-              boardMetrics: () => ({ ...runner.metrics, ...controlPaneMetrics }),
+              boardMetrics: () => runner.metrics,
               diskFull: (full) => opened.db.pragma(`max_page_count = ${full ? 1 : 1_073_741_823}`),
+              compacted: () => compacted,
             },
       });
     }
@@ -130,7 +133,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const info = { instance: id, pid: process.pid, socket: files.socket, http: url };
     const json = { ...info, started_at: startedAt, version: VERSION };
     writeFileAtomic(files.instanceJson, `${JSON.stringify(json, null, 2)}\n`);
-    log.info({ ...info, compacted }, "started");
+    log.info(info, "started");
     return { id, pid: process.pid, socket: files.socket, http: url, startedAt, stopped, stop };
   } catch (error) {
     log.error({ err: error }, "startup failed");

@@ -1,6 +1,5 @@
 import { rmSync } from "node:fs";
 import type { Server } from "node:net";
-import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { MutationRunner } from "../board/runner.js";
 import { encodeEvent } from "../contract/frames.js";
@@ -23,7 +22,7 @@ export interface StopParts {
   hub: TopicHub;
   connections: ReadonlySet<Connection>;
   uds: Server;
-  http: FastifyInstance | undefined;
+  http: { close(): Promise<void> } | undefined;
   /** Files that exist only while the instance runs (instance.json, socket). */
   runtimeFiles: readonly string[];
   /** Last: close the log and release the single-instance lock. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { controlPaneMetrics } from "../board/http.js";
 import type { Clock } from "./clock.js";
 
 /** What the test-only routes reach. Registered only when a test starts the
@@ -7,15 +8,18 @@ export interface TestHooks {
   clock: Clock;
   /** Re-check what time makes expire (after the clock moved). */
   expire(): void;
-  /** Counters of the board's mutation runner and control-pane API. */
+  /** Counters of the board's mutation runner (the control-pane API's are added). */
   boardMetrics(): object;
   /** Make the store's disk full (no page may be added) or give space back. */
   diskFull(full: boolean): void;
+  /** Resolves once the startup compaction finished, with the rows removed. */
+  compacted(): Promise<number>;
 }
 
 /** The test-only routes, as their own encapsulated plugin. */
 export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): Promise<void> {
-  app.get("/_test/board-metrics", async () => hooks.boardMetrics());
+  app.get("/_test/board-metrics", async () => ({ ...hooks.boardMetrics(), ...controlPaneMetrics }));
+  app.get("/_test/compacted", async () => ({ removed: await hooks.compacted() }));
   // SQLite answers SQLITE_FULL exactly as on a full disk once its file may
   // not grow: a full disk without needing a filesystem to fill.
   app.post("/_test/disk-full", async (req) => {
