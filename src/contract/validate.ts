@@ -25,17 +25,6 @@ export function validator<T extends TSchema>(schema: T): TypeCheck<T> {
   return check as TypeCheck<T>;
 }
 
-/** Compile these validators in the coming turns of the event loop, one per
- * turn, so the first requests that need them find them ready. */
-export function compileSoon(schemas: readonly TSchema[]): void {
-  const next = schemas.find((s) => !compiled.has(s));
-  if (next === undefined) return;
-  setImmediate(() => {
-    validator(next);
-    compileSoon(schemas);
-  }).unref();
-}
-
 export function isValid(schema: TSchema, value: unknown): boolean {
   return validator(schema).Check(value);
 }

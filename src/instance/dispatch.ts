@@ -14,7 +14,7 @@ import { ContractError, type ErrorBody } from "../contract/errors.js";
 import { encodeFailure, encodeReply } from "../contract/frames.js";
 import type { Capability, Role } from "../contract/identifiers.js";
 import { OP_SCHEMAS, type OpRequest, type OpResult } from "../contract/schemas.js";
-import { argRuleViolations, compileSoon, isValid, validationErrors } from "../contract/validate.js";
+import { argRuleViolations, isValid, validationErrors } from "../contract/validate.js";
 import type { Connection, InboundHandler } from "./wire/connection.js";
 
 /** What a handler of `op` is told. `caller` is narrowed by the op's row (a
@@ -65,11 +65,7 @@ export class Dispatcher implements InboundHandler {
     private readonly capabilities: ReadonlySet<Capability>,
     private readonly log: Logger,
     private readonly onRequest: (identity: Identity) => void,
-  ) {
-    // Schemas compile on first use (DR-0019); these are what reconnecting
-    // sessions send first, compiled while they are still connecting.
-    compileSoon([RequestId, ...FIRST_OPS.map((op) => OP_SCHEMAS[op].request)]);
-  }
+  ) {}
 
   /** Handle one inbound frame. Frames that follow a `hello` still settling on
    * the same connection wait for it: identity is a barrier, nothing else is. */
@@ -221,8 +217,6 @@ export class Dispatcher implements InboundHandler {
     });
   }
 }
-
-const FIRST_OPS: readonly OpName[] = ["hello", "instance_ping", "topic_subscribe", "message_send"];
 
 /** The request_id to echo: a string within RequestId's limits, else none. */
 function requestIdOf(frame: unknown): string | undefined {

@@ -57,7 +57,8 @@ export function openInstanceStore(path: string, log: Logger): InstanceStore {
     compact(now) {
       return inbox.compact(now, INBOX_RETENTION_MS).then(
         (removed) => {
-          log.info({ removed }, "inbox compacted");
+          // A stop may have cut it short (the file closed between steps).
+          if (db.open) log.info({ removed }, "inbox compacted");
           return removed;
         },
         (error: unknown) => {
