@@ -88,7 +88,9 @@ function rssMb(pid: number): number {
   return round(kb / 1024);
 }
 
-/** A→B one message at a time: from writing the request to B holding the frame. */
+/** A→B one message at a time: from writing the request to B holding the frame
+ * (one-way), and to A holding its reply (send → acknowledgement: the reply
+ * waits for the message's row to be committed). */
 async function latency(socket: string) {
   const B = randomUUID();
   const b = await inboxListener(socket, B);
@@ -96,16 +98,23 @@ async function latency(socket: string) {
   let arrived: (() => void) | undefined;
   b.frames(() => arrived?.());
   const samples: number[] = [];
+  const acks: number[] = [];
   for (let i = 0; i < 2200; i++) {
     const got = new Promise<void>((resolve) => {
       arrived = resolve;
     });
     const t0 = process.hrtime.bigint();
-    const reply = a.request("message_send", { to: B, text: `m${i}` });
+    const reply = a
+      .request("message_send", { to: B, text: `m${i}` })
+      .then(() => Number(process.hrtime.bigint() - t0) / 1000);
     await got;
     const us = Number(process.hrtime.bigint() - t0) / 1000;
-    await reply;
-    if (i >= 200) samples.push(us); // the first 200 warm the JIT
+    const ack = await reply;
+    if (i >= 200) {
+      // the first 200 warm the JIT
+      samples.push(us);
+      acks.push(ack);
+    }
   }
   a.close();
   b.client.close();
@@ -113,6 +122,29 @@ async function latency(socket: string) {
     messages: samples.length,
     p50_us: round(median(samples)),
     p99_us: round(percentile(samples, 99)),
+    ack_p50_us: round(median(acks)),
+    ack_p99_us: round(percentile(acks, 99)),
+  };
+}
+
+/** A→B one at a time to a session that is not connected: the message is held,
+ * and the acknowledgement waits for its row to be committed. */
+async function heldAckLatency(socket: string) {
+  const B = randomUUID();
+  (await session(socket, B)).close();
+  const a = await session(socket);
+  const acks: number[] = [];
+  // Below the per-recipient bound (256), so nothing is dropped on the way.
+  for (let i = 0; i < 250; i++) {
+    const t0 = process.hrtime.bigint();
+    await a.call("message_send", { to: B, text: `h${i}` });
+    if (i >= 50) acks.push(Number(process.hrtime.bigint() - t0) / 1000);
+  }
+  a.close();
+  return {
+    messages: acks.length,
+    p50_us: round(median(acks)),
+    p99_us: round(percentile(acks, 99)),
   };
 }
 
@@ -341,10 +373,44 @@ async function manySessions(r: Running) {
   };
 }
 
-/** Restart with 100,000 held messages: spawn to the first answered request. */
+/** Spawn to the first answered request, `runs` times, on an existing state dir. */
+async function spawnToFirstReply(dir: string, runs: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let k = 0; k < runs; k++) {
+    const t0 = performance.now();
+    const child = spawn(
+      process.execPath,
+      [CLI, "daemon", "run", "--state-dir", dir, "--http", "off"],
+      {
+        stdio: "ignore",
+        env: { PATH: process.env.PATH, HOME: dir },
+      },
+    );
+    const socket = join(dir, "ccmsg.sock");
+    for (;;) {
+      try {
+        const c = await Client.connectUnix(socket);
+        await c.call("instance_ping");
+        c.close();
+        break;
+      } catch {
+        await new Promise((res) => setTimeout(res, 1));
+      }
+    }
+    samples.push(performance.now() - t0);
+    const exited = new Promise((res) => child.once("exit", res));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  return samples;
+}
+
+/** Restart, empty and with 100,000 held messages: spawn to the first answered
+ * request, next to a bare node's start on the same machine at the same time. */
 async function restart() {
   const r = await start();
   await stop(r, true);
+  const empty = await spawnToFirstReply(r.dir, 9);
   const db = new Database(join(r.dir, "ccmsg.db"));
   const instance = readFileSync(join(r.dir, "instance.id"), "utf8").trim();
   const insert = db.prepare(
@@ -365,40 +431,34 @@ async function restart() {
     }
   })();
   db.close();
-  const samples: number[] = [];
-  for (let k = 0; k < 5; k++) {
-    const t0 = performance.now();
-    const child = spawn(
-      process.execPath,
-      [CLI, "daemon", "run", "--state-dir", r.dir, "--http", "off"],
-      {
-        stdio: "ignore",
-        env: { PATH: process.env.PATH, HOME: r.dir },
-      },
-    );
-    const socket = join(r.dir, "ccmsg.sock");
-    for (;;) {
-      try {
-        const c = await Client.connectUnix(socket);
-        await c.call("instance_ping");
-        c.close();
-        break;
-      } catch {
-        await new Promise((res) => setTimeout(res, 1));
-      }
-    }
-    samples.push(performance.now() - t0);
-    const exited = new Promise((res) => child.once("exit", res));
-    child.kill("SIGTERM");
-    await exited;
-  }
-  const node = timeCommand(["-e", "0"], 5);
+  const held = await spawnToFirstReply(r.dir, 9);
+  const node = timeCommand(["-e", "0"], 9);
   rmSync(r.dir, { recursive: true, force: true });
   return {
+    empty_spawn_to_first_reply_ms: round(median(empty)),
     held_messages: 100_000,
-    spawn_to_first_reply_ms: round(median(samples)),
+    spawn_to_first_reply_ms: round(median(held)),
     bare_node_ms: node,
+    over_bare_node_ms: round(median(held) - node),
   };
+}
+
+/** Resident memory of an idle instance just started, with HTTP on loopback
+ * (the `npm start` shape) and socket-only. */
+async function idleRss() {
+  const out: Record<string, number> = {};
+  for (const http of ["127.0.0.1:0", "off"]) {
+    const samples: number[] = [];
+    for (let k = 0; k < 3; k++) {
+      const r = await start(undefined, http);
+      // Settled: startup's work (log, HTTP, compaction) is behind it.
+      await new Promise((res) => setTimeout(res, 1500));
+      samples.push(rssMb(r.pid));
+      await stop(r);
+    }
+    out[http === "off" ? "socket_only_rss_mb" : "with_http_rss_mb"] = median(samples);
+  }
+  return out;
 }
 
 /** Median wall time of a command. The environment is explicit and minimal on
@@ -438,6 +498,7 @@ export async function benchInstance() {
   const r = await start();
   const out: Record<string, unknown> = {};
   out.one_way_latency = await latency(r.socket);
+  out.held_ack_latency = await heldAckLatency(r.socket);
   out.one_way_transport_floor = await transportFloor();
   out.throughput = await throughput(r.socket);
   out.burst_without_window = await throughput(r.socket, Number.POSITIVE_INFINITY);
@@ -450,6 +511,7 @@ export async function benchInstance() {
   out.sessions_1000 = await manySessions(big);
   await stop(big);
   out.restart = await restart();
+  out.idle = await idleRss();
   const locked = await start(undefined, "127.0.0.1:0");
   out.foreign_lock = await underForeignLock(locked);
   await stop(locked);
@@ -461,7 +523,9 @@ export async function benchInstance() {
     health_under_lock_p99_ms: 5,
     last_tenth_within: 0.8,
     fanout_ms: 1,
-    restart_ms: 300,
+    send_ack_p50_us: 110,
+    restart_ms: 60,
+    idle_rss_mb: 45,
     rss_mb_at_1000_sessions: 150,
     cold_post_over_node_ms: 25,
   };

@@ -24,6 +24,8 @@ export interface ControlPaneDeps {
   readOnly: boolean;
   runner: MutationRunner;
   sessions(): { peers: PeerInfo[]; last_live: LastLiveSession[] };
+  /** Goes up whenever what `sessions()` returns changed. */
+  sessionsVersion(): number;
   /** Messages held for anyone, not yet expired. */
   unreadMessages(): number;
   /** A mutation changed these items: tell watchers. */
@@ -108,7 +110,7 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
     const limit = Number.isFinite(raw)
       ? Math.min(SNAPSHOT_LIMIT_MAX, Math.max(1, Math.trunc(raw)))
       : SNAPSHOT_LIMIT_DEFAULT;
-    return json(reply, 200, snapshot(deps, limit));
+    return send(reply, 200, snapshotText(deps, limit));
   });
 
   // Read-only refuses before the body is read and before any database work.
@@ -232,11 +234,19 @@ async function mutate(
 
 /** ECC's JSON responses: pretty-printed, a trailing newline, never cached. */
 function json(reply: FastifyReply, status: number, body: unknown) {
+  return send(reply, status, pretty(body));
+}
+
+function pretty(body: unknown): string {
+  return `${JSON.stringify(body, null, 2)}\n`;
+}
+
+function send(reply: FastifyReply, status: number, text: string | Buffer) {
   return reply
     .code(status)
     .header("content-type", "application/json; charset=utf-8")
     .header("cache-control", "no-store")
-    .send(`${JSON.stringify(body, null, 2)}\n`);
+    .send(text);
 }
 
 /** Why a body is refused, in a person's words (the schema's own messages
@@ -260,7 +270,7 @@ function refusal(
 const summaries = new WeakMap<StateStore, { version: number; summary: WorkItemsSummary }>();
 
 function cachedSummary(store: StateStore): WorkItemsSummary {
-  const version = store.db.pragma("data_version", { simple: true }) as number;
+  const version = dataVersion(store);
   const hit = summaries.get(store);
   if (hit !== undefined && hit.version === version) return hit.summary;
   const summary = boardSummary(store, SNAPSHOT_ITEMS);
@@ -268,7 +278,49 @@ function cachedSummary(store: StateStore): WorkItemsSummary {
   return summary;
 }
 
-function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
+/**
+ * The snapshot as sent, reused while nothing it shows changed: the board
+ * (`data_version`), the sessions (their version), the unread count and the
+ * limit. Serialising it (~110 KB at 100 items, pretty-printed) was most of a
+ * snapshot's cost on the main thread, so dashboards polling an unchanged
+ * board kept health checks waiting (DR-0022). Only `generatedAt` is new in
+ * every answer: it is written between the kept head and tail.
+ */
+const texts = new WeakMap<ControlPaneDeps, { key: string; head: Buffer; tail: Buffer }>();
+
+function snapshotText(deps: ControlPaneDeps, limit: number): Buffer {
+  const unread = deps.unreadMessages();
+  const key = `${dataVersion(deps.store)}/${deps.sessionsVersion()}/${unread}/${limit}`;
+  const now = Buffer.from(new Date().toISOString());
+  let kept = texts.get(deps);
+  if (kept?.key !== key) {
+    const fresh = snapshot(deps, limit, unread);
+    const text = pretty(fresh);
+    const at = text.indexOf(JSON.stringify(fresh.generatedAt)) + 1;
+    kept = {
+      key,
+      head: Buffer.from(text.slice(0, at)),
+      tail: Buffer.from(text.slice(at + fresh.generatedAt.length)),
+    };
+    texts.set(deps, kept);
+  }
+  return Buffer.concat([kept.head, now, kept.tail]);
+}
+
+const versions = new WeakMap<StateStore, { get(): unknown }>();
+
+/** Goes up whenever another connection committed (the board is written by
+ * the mutation workers, the CLI and ECC's tools, never by this one). */
+function dataVersion(store: StateStore): number {
+  let statement = versions.get(store);
+  if (statement === undefined) {
+    statement = store.db.prepare("PRAGMA data_version").pluck();
+    versions.set(store, statement);
+  }
+  return statement.get() as number;
+}
+
+function snapshot(deps: ControlPaneDeps, limit: number, unread: number): ControlPaneSnapshot {
   const { peers, last_live } = deps.sessions();
   const rows: SnapshotSession[] = [
     ...peers.map((p) => sessionRow(p.sid, p.state ?? "live", p, p.last_activity_at)),
@@ -301,7 +353,7 @@ function snapshot(deps: ControlPaneDeps, limit: number): ControlPaneSnapshot {
       failedSessions: 0,
       stoppedSessions: count("paused"),
       completedSessions: 0,
-      unreadMessages: deps.unreadMessages(),
+      unreadMessages: unread,
       activeWorktrees: worktrees.size,
     },
     sessions,

@@ -1,11 +1,11 @@
 import {
+  KindGuard,
   type Static,
   type TIntersect,
   type TObject,
   type TProperties,
   type TSchema,
   Type,
-  TypeGuard,
 } from "@sinclair/typebox";
 import { REQUEST_ID_MAX_CHARS } from "./constants.js";
 import { ERROR_CODES } from "./errors.js";
@@ -79,7 +79,7 @@ export function request<Op extends string, A extends TSchema>(
   args: A,
 ): TIntersect<[TObject<Envelope<Op>>, A]>;
 export function request(op: string, args: TSchema): TSchema {
-  if (TypeGuard.IsObject(args)) {
+  if (KindGuard.IsObject(args)) {
     return Type.Object({ ...envelopeFields(op), ...args.properties }, { title: `${op} request` });
   }
   return Type.Intersect([Type.Object(envelopeFields(op)), args], { title: `${op} request` });
@@ -97,7 +97,7 @@ export function response<R extends TSchema>(
   result: R,
 ): TIntersect<[TObject<typeof replyHead>, R]>;
 export function response(op: string, result: TSchema): TSchema {
-  if (TypeGuard.IsObject(result)) {
+  if (KindGuard.IsObject(result)) {
     return Type.Object({ ...replyHead, ...result.properties }, { title: `${op} response` });
   }
   return Type.Intersect([Type.Object(replyHead), result], { title: `${op} response` });

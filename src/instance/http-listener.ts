@@ -1,9 +1,9 @@
-import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { isLoopbackHost, parseHostPort } from "../address.js";
-import { type ControlPaneDeps, controlPanePlugin } from "../board/http.js";
+import type { ControlPaneDeps } from "../board/http.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
-import { type TestHooks, testHooksPlugin } from "./test-hooks.js";
+import type { TestHooks } from "./test-hooks.js";
+import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
 import type { Accept } from "./wire/transport.js";
 
 export interface HttpListenerOptions {
@@ -20,29 +20,33 @@ export interface HttpListenerOptions {
 
 /**
  * The HTTP side of the instance: the WebSocket transport and each plugin in
- * its own encapsulated context. Loaded only after the local socket answers
- * (DR-0007): the HTTP stack is the heavier part of startup.
+ * its own encapsulated context. The listener is bound at once, after the local
+ * socket answers (DR-0007); the HTTP stack behind it loads on the first
+ * request (DR-0022).
  */
-export async function startHttp(
-  options: HttpListenerOptions,
-): Promise<{ app: FastifyInstance; address: string }> {
+export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp> {
   const { host, port } = parseHostPort(options.listen);
   if (!isLoopbackHost(host))
     options.log.warn({ host }, "HTTP listener bound beyond loopback, as asked");
-  const [{ listenHttp }, { OwnerAuth }] = await Promise.all([
-    import("./wire/http.js"),
-    import("./wire/owner-auth.js"),
-  ]);
   const { testHooks, owner } = options;
   const secret = loadOrMintOwnerSecret(owner.secretPath);
-  return listenHttp({
-    host,
-    port,
-    accept: options.accept,
-    owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
-    plugins: (app) => {
-      app.register(controlPanePlugin, options.controlPane);
-      if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
-    },
+  return bindHttp(host, port, async (server, boundPort) => {
+    const [{ httpHandlers }, { OwnerAuth }, { controlPanePlugin }, { testHooksPlugin }] =
+      await Promise.all([
+        import("./wire/http.js"),
+        import("./wire/owner-auth.js"),
+        import("../board/http.js"),
+        import("./test-hooks.js"),
+      ]);
+    return httpHandlers(server, {
+      host,
+      port: boundPort,
+      accept: options.accept,
+      owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
+      plugins: (app) => {
+        app.register(controlPanePlugin, options.controlPane);
+        if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
+      },
+    });
   });
 }

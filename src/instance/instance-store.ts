@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { CommitQueue } from "../store/commit-queue.js";
-import { type Db, isBusyError } from "../store/database.js";
+import { type Db, openRecovering } from "../store/database.js";
 import { EccSessionsStore } from "../store/ecc-sessions.js";
 import { InboxStore } from "../store/inbox.js";
 import { KvStore } from "../store/kv.js";
@@ -20,34 +20,37 @@ export interface InstanceStore {
   readonly eccSessions: EccSessionsStore;
   /** Queue a write on the group commit; a failure is logged, never thrown. */
   persist(write: () => void): void;
+  /** Compact the inbox in the background (after the socket listens): resolves
+   * with the rows removed, never rejects. */
+  compact(now: number): Promise<number>;
 }
 
 /**
- * Open, migrate and compact the instance's file. While starting, it may wait
- * for another process's write lock like any writer; once open, its connection
+ * Open and migrate the instance's file. While starting, it may wait for
+ * another process's write lock like any writer; once open, its connection
  * never waits (busy timeout 0): every write goes through the group commit,
  * which retries on a timer instead, so the event loop never sits in SQLite's
  * busy wait.
  */
-export function openInstanceStore(
-  path: string,
-  log: Logger,
-  now: number,
-): { store: InstanceStore; compacted: number } {
-  const state = openStateStore(path);
+export function openInstanceStore(path: string, log: Logger, recover = false): InstanceStore {
+  // A damaged file is refused, or with `recover` moved aside (kept) and an
+  // empty store started.
+  const state = openRecovering(
+    path,
+    recover,
+    () => openStateStore(path),
+    (to) => log.warn({ to }, "damaged database moved aside; starting an empty one"),
+  );
   const { db } = state;
+  db.pragma("busy_timeout = 0");
+  // SQLite's own default page cache (2 MB) instead of better-sqlite3's 16 MB:
+  // one compaction pass over a large inbox filled it for the life of the
+  // instance, while the pages in use (the inbox's newest rows, the indexes)
+  // fit in far less (DR-0022).
+  db.pragma("cache_size = -2000");
   const queue = new CommitQueue(db, path);
   const inbox = new InboxStore(db, queue);
-  let compacted = 0;
-  try {
-    compacted = inbox.compact(now, INBOX_RETENTION_MS).removed;
-  } catch (error) {
-    // Compaction only saves space; a store someone holds is compacted next time.
-    if (!isBusyError(error)) throw error;
-    log.warn({ err: error }, "compaction skipped: another process holds the write lock");
-  }
-  db.pragma("busy_timeout = 0");
-  const store: InstanceStore = {
+  return {
     db,
     state,
     queue,
@@ -58,6 +61,19 @@ export function openInstanceStore(
     persist(write) {
       queue.run(write).catch((error: unknown) => log.error({ err: error }, "state write failed"));
     },
+    compact(now) {
+      return inbox.compact(now, INBOX_RETENTION_MS).then(
+        (removed) => {
+          // A stop may have cut it short (the file closed between steps).
+          if (db.open) log.info({ removed }, "inbox compacted");
+          return removed;
+        },
+        (error: unknown) => {
+          // Compaction only saves space; what it left is compacted next start.
+          if (db.open) log.warn({ err: error }, "inbox compaction stopped");
+          return 0;
+        },
+      );
+    },
   };
-  return { store, compacted };
 }

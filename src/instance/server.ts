@@ -1,18 +1,16 @@
 import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
-import { compileContract } from "../contract/validate.js";
 import { claudeConfigHome, stateFiles } from "../paths.js";
 import { prepareStateDir } from "../state-dir.js";
-import { openRecovering } from "../store/database.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
+import { instanceLog } from "./deferred-log.js";
 import { buildEngines } from "./engines.js";
-import { startHttp } from "./http-listener.js";
+import type { startHttp } from "./http-listener.js";
 import { loadOrMintInstanceId } from "./identity.js";
 import { type InstanceStore, openInstanceStore } from "./instance-store.js";
 import { InstanceLock } from "./lock.js";
-import { openLog } from "./log.js";
 import { stopInstance } from "./shutdown.js";
 import { type KeptSocket, keepSocket } from "./socket-keeper.js";
 import { Connection } from "./wire/connection.js";
@@ -47,10 +45,10 @@ export interface RunningInstance {
  * Start an instance — the composition root, wiring only: the state directory,
  * the single-instance lock, the id, the store, the engines, then the listeners
  * (the local socket first, then HTTP: DR-0007) and finally `instance.json`,
- * which is how others find what was bound.
+ * which is how others find what was bound. The log, HTTP and the inbox's
+ * compaction come after the socket listens; schemas compile on first use (DR-0022).
  */
 export async function startInstance(options: InstanceOptions): Promise<RunningInstance> {
-  compileContract();
   const files = stateFiles(options.stateDir);
   prepareStateDir(options.stateDir);
   const lock = InstanceLock.acquire(files.lock);
@@ -58,10 +56,10 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
   // Test hooks: a small log rotation size; an instance that starts "later"
   // (a restart after days passed).
   const hook = (name: string) => (options.testHooks ? Number(env[name]) || undefined : undefined);
-  const logMax = hook("CCMSG_TEST_LOG_MAX_BYTES");
-  const { log, close: closeLog } = openLog(files.log, logMax ? { maxBytes: logMax } : {});
+  const logFile = instanceLog(files.log, hook("CCMSG_TEST_LOG_MAX_BYTES"));
+  const { log } = logFile;
   const release = async () => {
-    await closeLog();
+    await logFile.close();
     lock.release();
   };
   let store: InstanceStore | undefined;
@@ -70,12 +68,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const clock = new Clock(hook("CCMSG_TEST_CLOCK_OFFSET_MS") ?? 0);
     const startedAt = clock.now();
     const id = loadOrMintInstanceId(files.instanceId);
-    const { store: opened, compacted } = openRecovering(
-      files.database,
-      options.recover ?? false,
-      () => openInstanceStore(files.database, log, clock.now()),
-      (to) => log.warn({ to }, "damaged database moved aside; starting an empty one"),
-    );
+    const opened = openInstanceStore(files.database, log, options.recover ?? false);
     store = opened;
     let http: Awaited<ReturnType<typeof startHttp>> | undefined;
     let stopping: Promise<void> | undefined;
@@ -86,7 +79,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const stop = (reason: string): Promise<void> => {
       stopping ??= stopInstance(
         {
-          ...{ id, log, ...engines, store: opened, uds: listening, http: http?.app, release },
+          ...{ id, log, ...engines, store: opened, uds: listening, http, release },
           runtimeFiles: [files.instanceJson, files.socket],
         },
         reason,
@@ -109,7 +102,10 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
 
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
+    void logFile.load();
+    const compacted = opened.compact(startedAt);
     if (options.http !== null) {
+      const { startHttp } = await import("./http-listener.js");
       http = await startHttp({
         ...{ listen: options.http, accept, log },
         owner: {
@@ -120,11 +116,18 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
         controlPane: {
           ...{ store: opened.state, readOnly: options.readOnly ?? false, runner },
           sessions: () => sessions.peers(),
+          sessionsVersion: () => sessions.version,
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
         testHooks: options.testHooks
-          ? { clock, expire: () => sessions.expire(), runner, db: opened.db }
+          ? {
+              clock,
+              expire: () => sessions.expire(),
+              runner,
+              db: opened.db,
+              compacted: () => compacted,
+            }
           : undefined,
       });
     }
@@ -132,7 +135,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const info = { instance: id, pid: process.pid, socket: files.socket, http: url };
     const json = { ...info, started_at: startedAt, version: VERSION };
     writeFileAtomic(files.instanceJson, `${JSON.stringify(json, null, 2)}\n`);
-    log.info({ ...info, compacted }, "started");
+    log.info(info, "started");
     return { id, pid: process.pid, socket: files.socket, http: url, startedAt, stopped, stop };
   } catch (error) {
     log.error({ err: error }, "startup failed");

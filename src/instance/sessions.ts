@@ -48,6 +48,7 @@ export class Sessions {
    * stays stable across reconnects and resets with the instance. */
   private readonly firstSeen = new Map<Sid, number>();
   private readonly listeners: (() => void)[] = [];
+  private changes = 0;
   private readonly lifecycle: ((s: LiveSession | LastLiveSession) => void)[] = [];
   private expiryTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -76,6 +77,11 @@ export class Sessions {
     this.listeners.push(listener);
   }
 
+  /** Goes up whenever the peers view changed: what a cached view is keyed by. */
+  get version(): number {
+    return this.changes;
+  }
+
   /** Called when a session connects (with its live record) and when it is
    * lost (with its last_live row). */
   onLifecycle(listener: (s: LiveSession | LastLiveSession) => void): void {
@@ -83,6 +89,7 @@ export class Sessions {
   }
 
   private changed(): void {
+    this.changes++;
     for (const l of this.listeners) l();
   }
 

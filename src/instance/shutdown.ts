@@ -1,5 +1,4 @@
 import { rmSync } from "node:fs";
-import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { MutationRunner } from "../board/runner.js";
 import { encodeEvent } from "../contract/frames.js";
@@ -23,7 +22,7 @@ export interface StopParts {
   hub: TopicHub;
   connections: ReadonlySet<Connection>;
   uds: KeptSocket;
-  http: FastifyInstance | undefined;
+  http: { close(): Promise<void> } | undefined;
   /** Files that exist only while the instance runs (instance.json, socket). */
   runtimeFiles: readonly string[];
   /** Last: close the log and release the single-instance lock. */

@@ -14,6 +14,8 @@ export interface TestHooks {
   runner: Pick<MutationRunner, "metrics">;
   /** The instance's database, to make its disk "full". */
   db: Db;
+  /** Resolves once the startup compaction finished, with the rows removed. */
+  compacted(): Promise<number>;
 }
 
 /** The test-only routes, as their own encapsulated plugin. */
@@ -22,6 +24,7 @@ export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): P
     ...hooks.runner.metrics,
     ...controlPaneMetrics,
   }));
+  app.get("/_test/compacted", async () => ({ removed: await hooks.compacted() }));
   // SQLite answers SQLITE_FULL exactly as on a full disk once its file may
   // not grow: a full disk without needing a filesystem to fill.
   app.post("/_test/disk-full", async (req) => {

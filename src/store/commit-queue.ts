@@ -21,8 +21,11 @@ interface Pending {
  * of 1,000 sends pays one commit instead of 1,000, while a caller is still
  * answered only once its write is on disk.
  *
- * Each write runs in its own savepoint: one that throws is undone alone and
- * only its caller hears it. A commit that fails (a full disk) fails the batch.
+ * Each write of a batch runs in its own savepoint: one that throws is undone
+ * alone and only its caller hears it. A batch of one write needs no savepoint
+ * (its transaction is undone instead), which saves a third of the cost of the
+ * common case: one send, one commit. A commit that fails (a full disk) fails
+ * the batch. The transaction statements are prepared once.
  *
  * The connection never waits for a lock (busy timeout 0): when another process
  * holds the write lock, the batch is kept and retried on a timer, so the event
@@ -34,11 +37,22 @@ export class CommitQueue {
   private scheduled = false;
   private retry: NodeJS.Timeout | undefined;
   private busySince: number | undefined;
+  private readonly sql;
 
   constructor(
     private readonly db: Db,
     private readonly path: string,
-  ) {}
+  ) {
+    const statement = (text: string) => db.prepare(text);
+    this.sql = {
+      begin: statement("BEGIN IMMEDIATE"),
+      commit: statement("COMMIT"),
+      rollback: statement("ROLLBACK"),
+      savepoint: statement("SAVEPOINT queued_write"),
+      release: statement("RELEASE queued_write"),
+      undo: statement("ROLLBACK TO queued_write"),
+    };
+  }
 
   /** Queue a write; resolves with what it returned once it is committed. */
   run<T>(write: () => T): Promise<T> {
@@ -62,22 +76,16 @@ export class CommitQueue {
     const batch = this.pending;
     if (batch.length === 0) return true;
     try {
-      this.db
-        .transaction(() => {
-          for (const op of batch) {
-            op.failed = undefined;
-            try {
-              op.result = this.db.transaction(op.write)();
-            } catch (error) {
-              // Busy: the whole batch waits. Some errors (a full disk) make
-              // SQLite roll back the whole transaction: the batch failed.
-              if (isBusyError(error) || !this.db.inTransaction) throw error;
-              op.failed = error;
-            }
-          }
-        })
-        .immediate();
+      this.sql.begin.run();
+      for (const op of batch) {
+        op.failed = undefined;
+        if (batch.length === 1) op.result = op.write();
+        else this.runInSavepoint(op);
+      }
+      this.sql.commit.run();
     } catch (error) {
+      if (this.db.inTransaction) this.sql.rollback.run();
+      // Busy: the whole batch waits.
       if (isBusyError(error)) return this.backOff(error);
       this.pending = this.pending.slice(batch.length);
       const failure = storeFailed(this.path, error);
@@ -91,6 +99,21 @@ export class CommitQueue {
       else op.resolve(op.result);
     }
     return true;
+  }
+
+  private runInSavepoint(op: Pending): void {
+    this.sql.savepoint.run();
+    try {
+      op.result = op.write();
+      this.sql.release.run();
+    } catch (error) {
+      // Some errors (a full disk) make SQLite roll back the whole
+      // transaction: then the batch failed.
+      if (isBusyError(error) || !this.db.inTransaction) throw error;
+      this.sql.undo.run();
+      this.sql.release.run();
+      op.failed = error;
+    }
   }
 
   private backOff(error: unknown): false {

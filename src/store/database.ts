@@ -1,8 +1,14 @@
 import { existsSync, renameSync } from "node:fs";
-import Database from "better-sqlite3";
+import { createRequire } from "node:module";
+import type BetterSqlite3 from "better-sqlite3";
 import { type ContractError, contractError } from "../contract/errors.js";
 
-export type Db = Database.Database;
+const require = createRequire(import.meta.url);
+// Required, not imported: a CommonJS package imported from ESM is first
+// scanned for its exports, a cost every start paid (DR-0022).
+const Database = require("better-sqlite3") as typeof BetterSqlite3;
+
+export type Db = BetterSqlite3.Database;
 
 /** How long an operation waits for another process's write lock before it is
  * reported busy (ecc-surfaces §3.4: five seconds, never stolen). */
@@ -28,7 +34,7 @@ export interface OpenOptions {
  * a person to inspect or restore, since any "recovery" could destroy data.
  */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
-  const db = new Database(path, { readonly: options.readonly ?? false });
+  const db = new Database(path, { readonly: options.readonly ?? false, nativeBinding: addon() });
   try {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
     // Read the header and the schema before anything writes: a foreign or
@@ -45,6 +51,22 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     throw isDamagedError(error) ? damagedDatabase(path, error) : error;
   }
   return db;
+}
+
+let addonPath: string | undefined | null = null;
+
+/** Where better-sqlite3's addon was built, found once. Left to the library it
+ * loads the `bindings` package, which probes a dozen paths: ~2 ms of every
+ * start (DR-0022). A build elsewhere falls back to that search. */
+function addon(): string | undefined {
+  if (addonPath === null) {
+    try {
+      addonPath = require.resolve("better-sqlite3/build/Release/better_sqlite3.node");
+    } catch {
+      addonPath = undefined;
+    }
+  }
+  return addonPath;
 }
 
 /** A SQLite error meaning the file is not a (whole) database. */

@@ -2,6 +2,9 @@ import type { InboxMessage } from "../contract/messaging.js";
 import type { CommitQueue } from "./commit-queue.js";
 import { type Db, isBusyError } from "./database.js";
 
+/** Rows one compaction step looks at: ~1 ms of work per step. */
+const COMPACT_STEP = 2000;
+
 /**
  * The inbox table: every message the instance accepted, `held` until its
  * recipient takes it. Writes go through the commit queue (acknowledged only
@@ -146,23 +149,44 @@ export class InboxStore {
   }
 
   /**
-   * Startup compaction: forget settled rows and expired held ones, keeping the
-   * highest counter as the mid floor. Expiry itself never writes; this is the
-   * one place expired messages leave the file.
+   * Compaction: forget settled rows and expired held ones, keeping the highest
+   * counter as the mid floor. Expiry itself never writes; this is the one
+   * place expired messages leave the file.
+   *
+   * It runs through the group commit in steps of at most `step` rows by
+   * counter, so a file of a million rows never holds the event loop for long
+   * and writers go on meanwhile. Only rows up to the floor recorded first are
+   * touched: what this run stores later keeps its mids above the floor.
+   * Resolves with the number of rows removed; rejects when a step could not be
+   * written (another process held the lock past the queue's deadline).
    */
-  compact(now: number, retentionMs: number): { removed: number } {
-    const floor = this.highestCounter();
-    const removed = this.db.transaction(() => {
+  async compact(now: number, retentionMs: number, step = COMPACT_STEP): Promise<number> {
+    const cutoff = now - retentionMs;
+    const floor = await this.queue.run(() => {
+      const highest = this.highestCounter();
       this.db
         .prepare(
           "INSERT INTO meta (key, value) VALUES ('mid_floor', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         )
-        .run(String(floor));
-      return this.db
-        .prepare("DELETE FROM inbox WHERE state != 'held' OR sent_at <= ?")
-        .run(now - retentionMs).changes;
-    })();
-    return { removed };
+        .run(String(highest));
+      return highest;
+    });
+    const stepEnd = this.db.prepare(
+      "SELECT max(counter) AS n FROM (SELECT counter FROM inbox WHERE counter > ? ORDER BY counter LIMIT ?)",
+    );
+    const remove = this.db.prepare(
+      "DELETE FROM inbox WHERE counter > ? AND counter <= ? AND (state != 'held' OR sent_at <= ?)",
+    );
+    let removed = 0;
+    let from = 0;
+    while (from < floor && this.db.open) {
+      const start = from;
+      [from, removed] = await this.queue.run(() => {
+        const end = Math.min((stepEnd.get(start, step) as { n: number | null }).n ?? floor, floor);
+        return [end, removed + remove.run(start, end, cutoff).changes] as const;
+      });
+    }
+    return removed;
   }
 
   /** The counter mids resume from: above every mid this instance ever issued. */

@@ -67,6 +67,8 @@ export interface TestInstance {
   kill(): Promise<void>;
   /** Move the instance clock forward (test hook). */
   advanceClock(ms: number): Promise<void>;
+  /** Wait for the startup compaction; the rows it removed (test hook). */
+  compacted(): Promise<number>;
   /** Lines of daemon.log so far. */
   log(): Record<string, unknown>[];
 }
@@ -147,6 +149,11 @@ export async function startInstance(
         body: JSON.stringify({ advance_ms: ms }),
       });
       if (!res.ok) throw new Error(`clock hook failed: ${res.status}`);
+    },
+    async compacted() {
+      const res = await fetch(`${http}_test/compacted`, { headers: ownerHeaders(http) });
+      if (!res.ok) throw new Error(`compaction hook failed: ${res.status}`);
+      return ((await res.json()) as { removed: number }).removed;
     },
     log() {
       try {

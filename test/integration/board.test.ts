@@ -246,6 +246,52 @@ describe("the control-pane API", () => {
     await inst.stop();
   });
 
+  it("the snapshot follows every change at once — board, sessions, held messages — and is generated anew each time", async () => {
+    const inst = await startInstance();
+    const get = async () => (await http(inst.http, "GET", "/api/snapshot")).body;
+    const unread = (b: Record<string, unknown>) =>
+      (b.summary as { unreadMessages: number }).unreadMessages;
+    const ids = (b: Record<string, unknown>) =>
+      (b.workItems as { items: { id: string }[] }).items.map((i) => i.id);
+    const first = await get();
+    const again = await get();
+    expect(Date.parse(again.generatedAt as string)).toBeGreaterThanOrEqual(
+      Date.parse(first.generatedAt as string),
+    );
+    expect({ ...again, generatedAt: "" }).toEqual({ ...first, generatedAt: "" });
+    // The board, written by a mutation worker (another connection).
+    await addItem(inst, { id: "fresh-1", title: "fresh" });
+    expect(ids(await get())).toContain("fresh-1");
+    // ...and by another process.
+    const d = new Database(db(inst));
+    d.prepare(
+      "INSERT INTO work_items (id, source, title, status, metadata, created_at, updated_at) VALUES ('direct-1', 'manual', 'direct', 'open', 'null', ?, ?)",
+    ).run(new Date().toISOString(), new Date().toISOString());
+    d.close();
+    expect(ids(await get())).toContain("direct-1");
+    // A session connects, then leaves: a message to it is held.
+    const sid = newSid();
+    const s = await Peer.unix(inst.socket);
+    await s.helloSession(sid, { repo: "r", ws: "w", cwd: "/r/w", title: "t" });
+    const live = await get();
+    expect(
+      (live.sessions as { id: string; state: string }[]).find((x) => x.id === sid),
+    ).toMatchObject({ state: "live" });
+    s.close();
+    await s.closed();
+    const a = await Peer.unix(inst.socket);
+    await a.helloSession(newSid());
+    const reply = await a.call("message_send", { to: sid, text: "for later" });
+    expect(reply).toMatchObject({ delivered: false });
+    const held = await get();
+    expect(
+      (held.sessions as { id: string; state: string }[]).find((x) => x.id === sid),
+    ).toMatchObject({ state: "disappeared" });
+    expect(unread(held)).toBe(unread(live) + 1);
+    a.close();
+    await inst.stop();
+  });
+
   it("the snapshot counts over all items and lists sessions from peers", async () => {
     const inst = await startInstance();
     const d = new Database(db(inst));

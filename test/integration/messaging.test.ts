@@ -151,6 +151,7 @@ describe("message_send", () => {
     // After a restart the compacted inbox no longer holds the expired message.
     const later = { ...inst.env, CCMSG_TEST_CLOCK_OFFSET_MS: String(INBOX_RETENTION_MS + 1) };
     const again = await startInstance({ env: later, stateDir: inst.stateDir });
+    expect(await again.compacted()).toBe(rowsBefore.length);
     expect(inboxRows(again.stateDir)).toEqual([]);
     await again.stop();
   });

@@ -1,10 +1,11 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { type WebSocket, WebSocketServer } from "ws";
 import { isLoopbackHost } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "./framer.js";
+import type { HttpHandlers } from "./http-bind.js";
 import { type OwnerAuth, refuseUpgrade, SIGN_IN_PATH, UNAUTHENTICATED } from "./owner-auth.js";
 import { tcpPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
@@ -16,6 +17,7 @@ import { interceptWebSocketData } from "./ws-frames.js";
 const WS_MAX_MESSAGE_BYTES = MAX_FRAME_BYTES;
 
 export interface HttpOptions {
+  /** The host and port the listener is bound to (the Host and Origin rule). */
   host: string;
   port: number;
   accept: Accept;
@@ -27,8 +29,9 @@ export interface HttpOptions {
 }
 
 /**
- * The HTTP listener: WebSocket at any path ending in `/ws` (so a reverse proxy
- * may add a prefix), a 426 for a plain request there, 404 elsewhere.
+ * What answers on the HTTP listener (bound by http-bind.ts): WebSocket at any
+ * path ending in `/ws` (so a reverse proxy may add a prefix), a 426 for a
+ * plain request there, 404 elsewhere.
  *
  * Until person authentication lands, a browser may connect only from this
  * instance's own origin: without that check any web page the person visits
@@ -36,10 +39,16 @@ export interface HttpOptions {
  * request and upgrade must prove it comes from the instance's owner (another
  * account on the machine reaches loopback too): owner-auth.ts.
  */
-export async function listenHttp(
-  options: HttpOptions,
-): Promise<{ app: FastifyInstance; address: string }> {
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+export async function httpHandlers(server: Server, options: HttpOptions): Promise<HttpHandlers> {
+  let request: HttpHandlers["request"] = () => {};
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1024 * 1024,
+    serverFactory: (handler) => {
+      request = handler;
+      return server;
+    },
+  });
   const { owner } = options;
   const wss = new WebSocketServer({
     noServer: true,
@@ -49,10 +58,9 @@ export async function listenHttp(
     // Echo the credential's subprotocol (contract §1.1), and no other.
     handleProtocols: (offered) => owner.subprotocol(offered) ?? false,
   });
-  let admit: (host: string | undefined, origin: string | undefined) => string | undefined = () =>
-    "not listening yet";
+  const admit = hostAndOriginRule(options.host, options.port);
 
-  app.server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+  const upgrade = (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const path = (req.url ?? "").split("?")[0]!;
     if (!path.endsWith("/ws")) {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
@@ -67,7 +75,7 @@ export async function listenHttp(
     wss.handleUpgrade(req, socket, head, (ws) =>
       options.accept({ ...webSocketTransport(ws, socket), peer: tcpPeer(socket) }),
     );
-  });
+  };
   // Every route, the plugins' included: the same Host and Origin rule, then
   // the owner's proof — except on the one-time link, which is how a browser
   // gets it.
@@ -91,14 +99,8 @@ export async function listenHttp(
     return reply.code(404).send({ ok: false, error: "not found" });
   });
   options.plugins?.(app);
-
-  await app.listen({ host: options.host, port: options.port });
-  const bound = app.server.address();
-  const port = typeof bound === "object" && bound !== null ? bound.port : options.port;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const address = `${host}:${port}`;
-  admit = hostAndOriginRule(options.host, port);
-  return { app, address };
+  await app.ready();
+  return { request, upgrade, close: () => app.close() };
 }
 
 const NEWLINE = Buffer.from("\n");

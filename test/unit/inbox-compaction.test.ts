@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { InboxMessage } from "../../src/contract/messaging.js";
+import { CommitQueue } from "../../src/store/commit-queue.js";
+import { InboxStore } from "../../src/store/inbox.js";
+import { openStateStore, type StateStore } from "../../src/store/state-store.js";
+
+const dirs: string[] = [];
+const stores: StateStore[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const SID = "00000000-0000-4000-8000-000000000001";
+const DAY = 24 * 3600 * 1000;
+const NOW = 100 * DAY;
+
+function open() {
+  const dir = mkdtempSync(join(tmpdir(), "ccmsg-compact-"));
+  dirs.push(dir);
+  const store = openStateStore(join(dir, "ccmsg.db"));
+  stores.push(store);
+  const inbox = new InboxStore(store.db, new CommitQueue(store.db, join(dir, "ccmsg.db")));
+  const insert = store.db.prepare(
+    "INSERT INTO inbox (counter, sid, state, message, sent_at) VALUES (?, ?, ?, ?, ?)",
+  );
+  const add = (counter: number, state: string, sentAt: number) =>
+    insert.run(counter, SID, state, JSON.stringify(message(counter, sentAt)), sentAt);
+  const rows = () =>
+    (
+      store.db.prepare("SELECT counter FROM inbox ORDER BY counter").all() as { counter: number }[]
+    ).map((r) => r.counter);
+  return { store, inbox, add, rows };
+}
+
+function message(counter: number, sentAt: number): InboxMessage {
+  return { mid: `i/${counter}`, from: "user", from_label: "user", text: "x", sent_at: sentAt };
+}
+
+describe("inbox compaction", () => {
+  it("removes settled and expired rows in small steps, keeps what is held, and keeps the mid floor", async () => {
+    const { inbox, add, rows } = open();
+    const fresh = NOW - DAY;
+    const expired = NOW - 10 * DAY;
+    for (let c = 1; c <= 20; c++) {
+      if (c % 4 === 0) add(c, "held", expired);
+      else if (c % 3 === 0) add(c, c % 2 ? "dropped" : "delivered", fresh);
+      else add(c, "held", fresh);
+    }
+    add(21, "delivered", fresh); // the highest counter: only the floor remembers it
+    const held = rows().filter((c) => c % 4 !== 0 && c % 3 !== 0 && c !== 21);
+    const removed = await inbox.compact(NOW, 7 * DAY, 3);
+    expect(rows()).toEqual(held);
+    expect(removed).toBe(21 - held.length);
+    expect(inbox.midFloor()).toBe(21);
+  });
+
+  it("lets other writes commit between its steps and never removes what was stored after it began", async () => {
+    const { inbox, add, rows } = open();
+    for (let c = 1; c <= 30; c++) add(c, "delivered", NOW - DAY);
+    let compacted = false;
+    const compaction = inbox.compact(NOW, 7 * DAY, 2).then((n) => {
+      compacted = true;
+      return n;
+    });
+    // Queued after compaction began: a write that settles at once.
+    await inbox.recordDelivered(SID, 31, message(31, NOW));
+    expect(compacted).toBe(false);
+    expect(await compaction).toBe(30);
+    expect(rows()).toEqual([31]);
+    expect(inbox.midFloor()).toBe(31);
+  });
+});
