@@ -385,10 +385,23 @@ describe("the store shared between processes", () => {
     const path = join(inst.stateDir, "shared.db");
     const writers = ["p", "q", "r"].map((prefix) =>
       fork(join(ROOT, "test", "helpers", "board-writer.mjs"), [path, prefix, "20"], {
-        stdio: "ignore",
+        stdio: ["ignore", "ignore", "pipe", "ipc"],
       }),
     );
-    await Promise.all(writers.map((w) => new Promise((r) => w.once("message", r))));
+    // A writer that dies before it opened fails the test with its words, at once.
+    await Promise.all(
+      writers.map(
+        (w) =>
+          new Promise((resolve, reject) => {
+            let stderr = "";
+            w.stderr?.on("data", (c: Buffer) => {
+              stderr += c.toString();
+            });
+            w.once("message", resolve);
+            w.once("exit", (code) => reject(new Error(`writer exited ${code}: ${stderr}`)));
+          }),
+      ),
+    );
     const done = writers.map((w) => new Promise((r) => w.once("exit", r)));
     for (const w of writers) w.send("go");
     await Promise.all(done);
