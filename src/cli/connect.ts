@@ -6,7 +6,7 @@ import { PROTOCOL_VERSION } from "../contract/constants.js";
 import { contractError } from "../contract/errors.js";
 import type { SessionMeta } from "../contract/peers.js";
 import type { OpResult } from "../contract/schemas.js";
-import { liveHolder } from "../instance/lock.js";
+import { liveHolder } from "../instance-lock.js";
 import { readJsonFile } from "../json-file.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { ensureStateDir } from "../state-dir.js";

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { Client } from "../client/client.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
 import { ContractError } from "../contract/errors.js";
-import { liveHolder } from "../instance/lock.js";
+import { liveHolder } from "../instance-lock.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../paths.js";
 import { startDaemon } from "./connect.js";
 import type { Command } from "./main.js";

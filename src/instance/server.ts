@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
+import { InstanceLock } from "../instance-lock.js";
 import { claudeConfigHome, stateFiles } from "../paths.js";
 import { prepareStateDir } from "../state-dir.js";
 import { VERSION } from "../version.js";
@@ -10,7 +11,6 @@ import { buildEngines } from "./engines.js";
 import type { startHttp } from "./http-listener.js";
 import { loadOrMintInstanceId } from "./identity.js";
 import { type InstanceStore, openInstanceStore } from "./instance-store.js";
-import { InstanceLock } from "./lock.js";
 import { stopInstance } from "./shutdown.js";
 import { type KeptSocket, keepSocket } from "./socket-keeper.js";
 import { Connection } from "./wire/connection.js";

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll } from "vitest";
+import { afterAll, beforeAll } from "vitest";
 import { resolveStateDir } from "../../src/paths.js";
 import { requiredPath } from "./env.js";
 import { ownerHeaders, rememberOwner } from "./http.js";
@@ -201,4 +201,18 @@ export function runCli(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** One instance for a whole test file: started before its tests, stopped
+ * after them; `env` points the CLI at it. */
+export function sharedInstance(): { inst: TestInstance; env: Record<string, string> } {
+  const shared = {} as { inst: TestInstance; env: Record<string, string> };
+  beforeAll(async () => {
+    shared.inst = await startInstance();
+    shared.env = { ...shared.inst.env, CCMSG_STATE_DIR: shared.inst.stateDir };
+  });
+  afterAll(async () => {
+    await shared.inst.stop();
+  });
+  return shared;
 }

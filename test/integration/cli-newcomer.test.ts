@@ -1,31 +1,15 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  CLI,
-  childEnv,
-  isolatedHome,
-  ROOT,
-  runCli,
-  startInstance,
-  type TestInstance,
-} from "../helpers/instance.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI, childEnv, isolatedHome, ROOT, runCli, sharedInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // What a new user tripped on (issue 8, items 16–18): help that only helps,
 // options where people put them, errors a person can read, and the README's
 // examples doing what they say.
 
-let inst: TestInstance;
-let env: Record<string, string>;
-beforeAll(async () => {
-  inst = await startInstance();
-  env = { ...inst.env, CCMSG_STATE_DIR: inst.stateDir };
-});
-afterAll(async () => {
-  await inst.stop();
-});
+const shared = sharedInstance();
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
 
 const VERSION = (
@@ -36,7 +20,7 @@ const VERSION = (
  * types it: stdout and stderr both reach the terminal, returned as lines. */
 function onTerminal(
   args: string[],
-  extra: Record<string, string> = env,
+  extra: Record<string, string> = shared.env,
 ): Promise<{ code: number | null; lines: string[] }> {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const command = [process.execPath, CLI, ...args].map(quote).join(" ");
@@ -75,22 +59,24 @@ describe("--help and help", () => {
   });
 
   it("`statusline --help` answers at once, without waiting for stdin", async () => {
-    const r = await runCli(["statusline", "--help"], env, undefined, { keepStdinOpen: true });
+    const r = await runCli(["statusline", "--help"], shared.env, undefined, {
+      keepStdinOpen: true,
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("usage: ccmsg statusline");
   });
 
   it("`ccmsg help <command>` is `<command> --help`; every command has its help", async () => {
-    const viaHelp = await runCli(["help", "kv"], env);
-    const viaFlag = await runCli(["kv", "-h"], env);
+    const viaHelp = await runCli(["help", "kv"], shared.env);
+    const viaFlag = await runCli(["kv", "-h"], shared.env);
     expect(viaHelp.code).toBe(0);
     expect(viaHelp.stdout).toContain("usage: ccmsg kv");
     expect(viaFlag.stdout).toBe(viaHelp.stdout);
-    const all = await runCli(["help"], env);
+    const all = await runCli(["help"], shared.env);
     const names = [...all.stdout.matchAll(/^ {2}ccmsg (\S+)/gm)].map((m) => m[1]!);
     expect(names.length).toBeGreaterThan(10);
     for (const name of names) {
-      const r = await runCli([name, "--help"], env);
+      const r = await runCli([name, "--help"], shared.env);
       expect({ name, code: r.code, head: r.stdout.split("\n")[0] }).toEqual({
         name,
         code: 0,
@@ -101,7 +87,7 @@ describe("--help and help", () => {
 
   it("`-v`, `--version` and `version` print the version", async () => {
     for (const flag of ["-v", "--version", "version"]) {
-      const r = await runCli([flag], env);
+      const r = await runCli([flag], shared.env);
       expect({ flag, out: r.stdout, code: r.code }).toEqual({
         flag,
         out: `ccmsg ${VERSION}\n`,
@@ -113,10 +99,10 @@ describe("--help and help", () => {
 
 describe("global options before the command", () => {
   it("`ccmsg --state-dir <dir> --json ping` speaks to that directory's instance", async () => {
-    const { CCMSG_STATE_DIR: _, ...noDir } = env;
-    const r = await runCli(["--state-dir", inst.stateDir, "--json", "ping"], noDir);
+    const { CCMSG_STATE_DIR: _, ...noDir } = shared.env;
+    const r = await runCli(["--state-dir", shared.inst.stateDir, "--json", "ping"], noDir);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ instance: inst.id });
+    expect(JSON.parse(r.stdout)).toMatchObject({ instance: shared.inst.id });
     const h = emptyHome();
     const refused = await runCli(["--no-start", `--state-dir=${h.stateDir}`, "ping"], noDir);
     expect(refused.code).toBe(1);
@@ -149,12 +135,12 @@ describe("errors a person reads", () => {
     const json = await onTerminal(["pnig", "--json"]);
     expect(json.lines).toHaveLength(1);
     expect(JSON.parse(json.lines[0]!).error).toMatchObject({ code: "invalid_args" });
-    const piped = await runCli(["pnig"], env);
+    const piped = await runCli(["pnig"], shared.env);
     const error = JSON.parse(piped.stderr).error;
     expect(error).toMatchObject({ code: "invalid_args", msg: expect.stringContaining("ping") });
     expect(error.msg).not.toContain("\n");
     // --text asks for the readable line even on a pipe.
-    const text = await runCli(["pnig", "--text"], env);
+    const text = await runCli(["pnig", "--text"], shared.env);
     expect(text.stderr.trim().split("\n")).toHaveLength(1);
     expect(text.stderr).toContain('did you mean "ping"?');
   });
@@ -165,12 +151,12 @@ describe("errors a person reads", () => {
     expect(r.lines).toHaveLength(1);
     expect(r.lines[0]).toContain("a session id is a lower-case UUID");
     expect(r.lines[0]).not.toMatch(/\[0-9a-f\]|\^|\$'/);
-    const ns = await runCli(["kv", "set", "Bad", "k", "1"], env);
+    const ns = await runCli(["kv", "set", "Bad", "k", "1"], shared.env);
     const nsError = JSON.parse(ns.stderr).error;
     expect(nsError.code).toBe("invalid_args");
     expect(nsError.msg).toContain("namespace");
     expect(nsError.msg).not.toMatch(/\[a-z\]|\{0,63\}/);
-    const key = await runCli(["kv", "set", "notes", "a\tb", "1"], env);
+    const key = await runCli(["kv", "set", "notes", "a\tb", "1"], shared.env);
     const keyError = JSON.parse(key.stderr).error;
     expect(keyError.msg).toContain("control characters");
     expect(keyError.msg).not.toContain("CodePointString");
@@ -179,19 +165,19 @@ describe("errors a person reads", () => {
 
 describe("notify, as the README shows it", () => {
   it("inside a session it reaches the person; outside one the error says what to do", async () => {
-    const watcher = await Peer.unix(inst.socket);
+    const watcher = await Peer.unix(shared.inst.socket);
     await watcher.helloUser();
     await watcher.call("topic_subscribe", { topic: "notify" });
     const A = newSid();
     const inside = await runCli(["notify", "need a decision"], {
-      ...env,
+      ...shared.env,
       CLAUDE_CODE_SESSION_ID: A,
     });
     expect(inside.code, inside.stderr).toBe(0);
     const seen = await watcher.next((p) => p.topic === "notify");
     expect(seen.data).toMatchObject({ sid: A, text: "need a decision" });
 
-    const outside = await runCli(["notify", "need a decision"], env);
+    const outside = await runCli(["notify", "need a decision"], shared.env);
     expect(outside.code).toBe(1);
     const error = JSON.parse(outside.stderr).error;
     expect(error.code).toBe("invalid_args");
@@ -200,7 +186,7 @@ describe("notify, as the README shows it", () => {
     expect(error.msg).not.toContain("/sid");
 
     // A person names the session the line is about.
-    const person = await runCli(["notify", "--about", A, "look at this"], env);
+    const person = await runCli(["notify", "--about", A, "look at this"], shared.env);
     expect(person.code, person.stderr).toBe(0);
     const about = await watcher.next((p) => p.topic === "notify");
     expect(about.data).toMatchObject({ sid: A, text: "look at this" });

@@ -1,31 +1,16 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { requiredPath } from "../helpers/env.js";
-import {
-  CLI,
-  childEnv,
-  isolatedHome,
-  runCli,
-  startInstance,
-  type TestInstance,
-} from "../helpers/instance.js";
+import { CLI, childEnv, isolatedHome, runCli, sharedInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
-let inst: TestInstance;
-let env: Record<string, string>;
-beforeAll(async () => {
-  inst = await startInstance();
-  env = { ...inst.env, CCMSG_STATE_DIR: inst.stateDir };
-});
-afterAll(async () => {
-  await inst.stop();
-});
+const shared = sharedInstance();
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
 
 async function listener(sid: string): Promise<Peer> {
-  const p = await Peer.unix(inst.socket);
+  const p = await Peer.unix(shared.inst.socket);
   await p.helloSession(sid);
   await p.subscribe("inbox");
   return p;
@@ -51,7 +36,7 @@ describe("who the CLI speaks as", () => {
     ];
     for (const [extra, flags, from] of cases) {
       const arrival = nextMessage(b);
-      const r = await runCli(["post", B, "who", ...flags], { ...env, ...extra });
+      const r = await runCli(["post", B, "who", ...flags], { ...shared.env, ...extra });
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual({ delivered: true });
       expect((await arrival).from).toBe(from);
@@ -63,29 +48,29 @@ describe("who the CLI speaks as", () => {
 describe("output and errors", () => {
   it("prints the reply as JSON when piped or with --json, readable text with --text", async () => {
     const B = newSid();
-    await Peer.unix(inst.socket).then((p) => p.helloSession(B));
-    const json = await runCli(["post", B, "hi", "--json"], env);
+    await Peer.unix(shared.inst.socket).then((p) => p.helloSession(B));
+    const json = await runCli(["post", B, "hi", "--json"], shared.env);
     expect(JSON.parse(json.stdout)).toEqual({ delivered: false, reason: "preparing" });
-    const text = await runCli(["post", B, "hi", "--text"], env);
+    const text = await runCli(["post", B, "hi", "--text"], shared.env);
     expect(text.stdout).toBe("held (preparing)\n");
   });
 
   it("errors go to stderr as {error:{code,msg}} with exit 1", async () => {
-    const unknown = await runCli(["post", newSid(), "x"], env);
+    const unknown = await runCli(["post", newSid(), "x"], shared.env);
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toBe("");
     expect(JSON.parse(unknown.stderr)).toEqual({
       error: { code: "session_not_found", msg: expect.any(String) },
     });
-    const bad = await runCli(["frobnicate"], env);
+    const bad = await runCli(["frobnicate"], shared.env);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stderr).error.code).toBe("invalid_args");
-    const badFlag = await runCli(["ping", "--bogus"], env);
+    const badFlag = await runCli(["ping", "--bogus"], shared.env);
     expect(JSON.parse(badFlag.stderr).error.code).toBe("invalid_args");
   });
 
   it("help names every command", async () => {
-    const r = await runCli(["--help"], env);
+    const r = await runCli(["--help"], shared.env);
     for (const cmd of [
       "daemon",
       "ping",
@@ -108,21 +93,21 @@ describe("replying", () => {
   it("reply --to threads the message; reply without --to notifies the person", async () => {
     const [A, B] = [newSid(), newSid()];
     const a = await listener(A);
-    const person = await Peer.unix(inst.socket);
+    const person = await Peer.unix(shared.inst.socket);
     await person.helloUser();
     await person.call("topic_subscribe", { topic: "notify" });
-    const r1 = await runCli(["reply", `${inst.id}/1`, "--to", A, "thanks"], {
-      ...env,
+    const r1 = await runCli(["reply", `${shared.inst.id}/1`, "--to", A, "thanks"], {
+      ...shared.env,
       CLAUDE_CODE_SESSION_ID: B,
     });
     expect(r1.code, r1.stderr).toBe(0);
     const m = await nextMessage(a);
-    expect(m).toMatchObject({ from: B, text: "thanks", reply_to: `${inst.id}/1` });
-    const r2 = await runCli(["reply", m.mid, "done"], { ...env, CLAUDE_CODE_SESSION_ID: A });
+    expect(m).toMatchObject({ from: B, text: "thanks", reply_to: `${shared.inst.id}/1` });
+    const r2 = await runCli(["reply", m.mid, "done"], { ...shared.env, CLAUDE_CODE_SESSION_ID: A });
     expect(r2.code, r2.stderr).toBe(0);
     const note = await person.next((f) => f.topic === "notify");
     expect(note.data).toMatchObject({ sid: A, text: "done" });
-    const asPerson = await runCli(["reply", m.mid, "done"], env);
+    const asPerson = await runCli(["reply", m.mid, "done"], shared.env);
     expect(JSON.parse(asPerson.stderr).error.code).toBe("invalid_args");
     a.close();
     person.close();
@@ -132,13 +117,13 @@ describe("replying", () => {
 describe("harness hooks", () => {
   it("hello --hook greets from the SessionStart payload; stopping --hook makes the loss a pause", async () => {
     const B = newSid();
-    const projects = join(requiredPath(env, "CLAUDE_CONFIG_DIR"), "projects", "-work-b");
+    const projects = join(requiredPath(shared.env, "CLAUDE_CONFIG_DIR"), "projects", "-work-b");
     mkdirSync(projects, { recursive: true });
     const transcript = join(projects, `${B}.jsonl`);
     writeFileSync(transcript, "");
     const hook = await runCli(
       ["hello", "--hook"],
-      env,
+      shared.env,
       JSON.stringify({
         session_id: B,
         transcript_path: transcript,
@@ -148,10 +133,14 @@ describe("harness hooks", () => {
       }),
     );
     expect(hook.code).toBe(0);
-    expect(JSON.parse(hook.stdout)).toMatchObject({ greeted: true, sid: B, instance: inst.id });
+    expect(JSON.parse(hook.stdout)).toMatchObject({
+      greeted: true,
+      sid: B,
+      instance: shared.inst.id,
+    });
     const stop = await runCli(
       ["stopping", "--hook"],
-      env,
+      shared.env,
       // As Claude Code sends it: the payload names the session's directory.
       JSON.stringify({
         session_id: B,
@@ -162,7 +151,7 @@ describe("harness hooks", () => {
     );
     expect(stop.code).toBe(0);
     const { stopped_at } = JSON.parse(stop.stdout);
-    const peers = JSON.parse((await runCli(["peers", "--json"], env)).stdout);
+    const peers = JSON.parse((await runCli(["peers", "--json"], shared.env)).stdout);
     expect(peers.last_live.find((r: { sid: string }) => r.sid === B)).toMatchObject({
       state: "paused",
       stopped_at,
@@ -175,10 +164,10 @@ describe("harness hooks", () => {
     const B = newSid();
     const r = await runCli(
       ["hello", "--sid", B, "--cwd", "/w", "--transcript-path", "/etc/passwd"],
-      env,
+      shared.env,
     );
     expect(r.code, r.stderr).toBe(0);
-    const peers = JSON.parse((await runCli(["peers", "--json"], env)).stdout);
+    const peers = JSON.parse((await runCli(["peers", "--json"], shared.env)).stdout);
     const row = [...peers.peers, ...peers.last_live].find((x: { sid: string }) => x.sid === B);
     expect(row).toBeDefined();
     expect(row).not.toHaveProperty("transcript_path");
@@ -220,23 +209,25 @@ describe("starting an instance", () => {
 
 describe("kv and subscribe", () => {
   it("kv set/get/list/del as the person", async () => {
-    expect((await runCli(["kv", "set", "notes", "a", '{"x":1}'], env)).code).toBe(0);
-    await runCli(["kv", "set", "notes", "b", "plain words", "--string"], env);
-    expect(JSON.parse((await runCli(["kv", "get", "notes", "a"], env)).stdout).value).toEqual({
+    expect((await runCli(["kv", "set", "notes", "a", '{"x":1}'], shared.env)).code).toBe(0);
+    await runCli(["kv", "set", "notes", "b", "plain words", "--string"], shared.env);
+    expect(
+      JSON.parse((await runCli(["kv", "get", "notes", "a"], shared.env)).stdout).value,
+    ).toEqual({
       x: 1,
     });
-    const list = JSON.parse((await runCli(["kv", "list", "notes"], env)).stdout);
+    const list = JSON.parse((await runCli(["kv", "list", "notes"], shared.env)).stdout);
     expect(list.entries.map((e: { key: string; value: unknown }) => [e.key, e.value])).toEqual([
       ["a", { x: 1 }],
       ["b", "plain words"],
     ]);
-    await runCli(["kv", "del", "notes", "a"], env);
-    const missing = await runCli(["kv", "get", "notes", "a"], env);
+    await runCli(["kv", "del", "notes", "a"], shared.env);
+    const missing = await runCli(["kv", "get", "notes", "a"], shared.env);
     expect(JSON.parse(missing.stderr).error.code).toBe("not_found");
   });
 
   it("kv run inside a session still speaks as the person (the store is the person's)", async () => {
-    const inSession = { ...env, CLAUDE_CODE_SESSION_ID: newSid() };
+    const inSession = { ...shared.env, CLAUDE_CODE_SESSION_ID: newSid() };
     const set = await runCli(["kv", "set", "notes", "from-session", "1"], inSession);
     expect(set.code, set.stderr).toBe(0);
     const got = await runCli(["kv", "get", "notes", "from-session"], inSession);
@@ -245,7 +236,7 @@ describe("kv and subscribe", () => {
 
   it("subscribe streams frames as NDJSON", async () => {
     const child = spawn(process.execPath, [CLI, "subscribe", "notify", "kv:live"], {
-      env: childEnv(env),
+      env: childEnv(shared.env),
     });
     let out = "";
     let onSnapshot!: () => void;
@@ -262,7 +253,7 @@ describe("kv and subscribe", () => {
     });
     await snapshot;
     const A = newSid();
-    await runCli(["notify", "heads up"], { ...env, CLAUDE_CODE_SESSION_ID: A });
+    await runCli(["notify", "heads up"], { ...shared.env, CLAUDE_CODE_SESSION_ID: A });
     const got = (await lines).map((l) => JSON.parse(l));
     expect(got.find((f) => f.topic === "notify").data).toMatchObject({ sid: A, text: "heads up" });
     child.kill("SIGINT");

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { FIXTURE_IDS, fixture, OP_FIXTURES } from "../../src/contract/fixtures/index.js";
 import {
   MAX_FRAME_BYTES,
@@ -13,7 +13,7 @@ import {
 } from "../../src/contract/index.js";
 import { handlerTable } from "../../src/instance/engines.js";
 import type { Services } from "../../src/instance/handlers/services.js";
-import { startInstance, type TestInstance } from "../helpers/instance.js";
+import { sharedInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // The authorization matrix of scenario 18, on a real instance: every op ×
@@ -37,17 +37,11 @@ const MESH = {
   kid: "0123456789abcdef0123",
 };
 
-let inst: TestInstance;
-beforeAll(async () => {
-  inst = await startInstance();
-});
-afterAll(async () => {
-  await inst.stop();
-});
+const shared = sharedInstance();
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
 
 async function greeted(role: Role): Promise<Peer> {
-  const peer = await Peer.unix(inst.socket);
+  const peer = await Peer.unix(shared.inst.socket);
   const args = role === "session" ? { sid: newSid() } : role === "instance" ? { mesh: MESH } : {};
   await peer.call("hello", { role, protocol_version: 3, ...args });
   return peer;
@@ -72,7 +66,7 @@ function expected(op: OpName, role: Role): string[] {
 
 describe("dispatch order and the authorization matrix", () => {
   it("an unknown op is unknown_op, and the connection stays usable", async () => {
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     const r = await peer.request("no_such_op");
     expect(r.error?.code).toBe("unknown_op");
     expect((await peer.request("instance_ping")).ok).toBe(true);
@@ -80,7 +74,7 @@ describe("dispatch order and the authorization matrix", () => {
   });
 
   it("every op with bad arguments is invalid_args — before hello_required", async () => {
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     const offenders: string[] = [];
     for (const op of OP_NAMES) {
       // A number where every op's first required field (or the whole
@@ -95,7 +89,7 @@ describe("dispatch order and the authorization matrix", () => {
   });
 
   it("every op that needs hello answers hello_required before a greeting", async () => {
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     const offenders: string[] = [];
     for (const op of OP_NAMES) {
       if (!OP_ATTRIBUTES[op].needs_hello) continue;
@@ -150,7 +144,7 @@ describe("dispatch order and the authorization matrix", () => {
     expect(r.error?.code).toBe("instance_unreachable");
     const self = await peer.request("session_last_live_remove", {
       sid: newSid(),
-      to_instance: inst.id,
+      to_instance: shared.inst.id,
     });
     expect(self).toMatchObject({ ok: true, removed: false });
     peer.close();
@@ -167,7 +161,7 @@ describe("hello", () => {
       hello({ role: "session", sid: newSid(), mesh: MESH }),
       hello({ role: "instance" }),
     ];
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     for (const c of cases)
       expect((await peer.request("hello", c)).error?.code, JSON.stringify(c)).toBe("invalid_args");
     expect((await peer.request("instance_ping")).ok).toBe(true);
@@ -175,7 +169,7 @@ describe("hello", () => {
   });
 
   it("refuses another generation and a second greeting with bad_request", async () => {
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     expect((await peer.request("hello", { role: "user", protocol_version: 2 })).error?.code).toBe(
       "bad_request",
     );
@@ -192,15 +186,15 @@ describe("hello", () => {
   });
 
   it("reports the instance, itself in instances, no capabilities, and its start", async () => {
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     const r = await peer.helloUser();
-    expect(r).toMatchObject({ protocol_version: 3, instance: inst.id, capabilities: [] });
-    expect(r.instances).toEqual([expect.objectContaining({ id: inst.id, reachable: true })]);
+    expect(r).toMatchObject({ protocol_version: 3, instance: shared.inst.id, capabilities: [] });
+    expect(r.instances).toEqual([expect.objectContaining({ id: shared.inst.id, reachable: true })]);
     peer.close();
   });
 
   it("frames pipelined behind a greeting are judged after it settles", async () => {
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     const sid = newSid();
     const greeting = peer.request("hello", { role: "session", protocol_version: 3, sid });
     const stop = peer.request("session_stopping", {});
@@ -212,7 +206,7 @@ describe("hello", () => {
 
 describe("bad frames", () => {
   it("unparseable JSON and an over-limit line are bad_request without request_id; the connection stays", async () => {
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     const replies: unknown[] = [];
     peer.client.onLine((_l, parsed) => replies.push(parsed));
     peer.client.sendRaw("{not json\n");
@@ -251,7 +245,7 @@ describe("bad frames", () => {
   });
 
   it("the same refusals over WebSocket", async () => {
-    const peer = await Peer.ws(`${inst.http}ws`);
+    const peer = await Peer.ws(`${shared.inst.http}ws`);
     expect((await peer.request("no_such_op")).error?.code).toBe("unknown_op");
     expect((await peer.request("kv_read", { ns: "a", key: "b" })).error?.code).toBe(
       "hello_required",
@@ -332,7 +326,7 @@ describe("concurrency on one connection", () => {
       }),
     );
     const sid = newSid();
-    const holder = await Peer.unix(inst.socket);
+    const holder = await Peer.unix(shared.inst.socket);
     await holder.helloSession(sid);
     peer.raw(
       `${JSON.stringify({ op: "message_send", request_id: "slow", to: sid, text: "held" })}\n` +

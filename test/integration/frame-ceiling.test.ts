@@ -1,24 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import * as limits from "../../src/contract/constants.js";
 import { MAX_FRAME_BYTES } from "../../src/contract/index.js";
-import { startInstance, type TestInstance } from "../helpers/instance.js";
+import { sharedInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // Issue 8, item 12: MAX_FRAME_BYTES holds in both directions. Whatever a
 // client sends within the ceiling, nothing the instance writes exceeds it.
 
-let inst: TestInstance;
-beforeAll(async () => {
-  inst = await startInstance();
-});
-afterAll(async () => {
-  await inst.stop();
-});
+const shared = sharedInstance();
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
 
 /** A peer whose every inbound line is measured. */
 async function measured(): Promise<{ peer: Peer; largest: () => number }> {
-  const peer = await Peer.unix(inst.socket);
+  const peer = await Peer.unix(shared.inst.socket);
   let largest = 0;
   peer.client.onLine((line) => {
     largest = Math.max(largest, Buffer.byteLength(line));
@@ -121,7 +115,7 @@ describe("the inbox frame", () => {
     const to = newSid();
     await receiver.helloSession(to);
     await receiver.subscribe("inbox");
-    const sender = await Peer.unix(inst.socket);
+    const sender = await Peer.unix(shared.inst.socket);
     await sender.helloSession(newSid(), { title: "sender" });
     const replied = nextLine(sender, (p) => p.request_id === "big");
     sender.raw(
@@ -146,7 +140,7 @@ describe("the inbox frame", () => {
     const to = newSid();
     await receiver.helloSession(to);
     await receiver.subscribe("inbox");
-    const sender = await Peer.unix(inst.socket);
+    const sender = await Peer.unix(shared.inst.socket);
     await sender.helloSession(newSid());
     const replied = nextLine(sender, (p) => p.request_id === "rt");
     sender.raw(
@@ -171,7 +165,7 @@ describe("the inbox frame", () => {
     const to = newSid();
     await receiver.helloSession(to);
     await receiver.subscribe("inbox");
-    const sender = await Peer.unix(inst.socket);
+    const sender = await Peer.unix(shared.inst.socket);
     await sender.helloSession(newSid(), { title: worst(limits.TITLE_MAX_CHARS) });
     const text = worst(limits.MESSAGE_TEXT_MAX_CHARS);
     const frame = receiver.next((p) => p.topic === "inbox" && p.snapshot !== true);
@@ -186,20 +180,20 @@ describe("the inbox frame", () => {
 describe("lists in a reply", () => {
   it("message_send offers at most CANDIDATES_MAX candidates, most recently active first", async () => {
     const repo = `/repo-${newSid()}`;
-    const gone = await Peer.unix(inst.socket);
+    const gone = await Peer.unix(shared.inst.socket);
     const goneSid = newSid();
     await gone.helloSession(goneSid, { cwd: repo });
     const live: Peer[] = [];
     const sids: string[] = [];
     for (let i = 0; i <= limits.CANDIDATES_MAX; i++) {
-      const p = await Peer.unix(inst.socket);
+      const p = await Peer.unix(shared.inst.socket);
       const sid = newSid();
       await p.helloSession(sid, { cwd: repo });
       live.push(p);
       sids.push(sid);
     }
     await live[0]!.call("instance_ping");
-    const person = await Peer.unix(inst.socket);
+    const person = await Peer.unix(shared.inst.socket);
     await person.helloUser();
     await person.subscribe("peers");
     gone.close();
@@ -219,7 +213,7 @@ describe("lists in a reply", () => {
 
 describe("the peers frame", () => {
   it("hello meta beyond its stated limit is refused with invalid_args", async () => {
-    const peer = await Peer.unix(inst.socket);
+    const peer = await Peer.unix(shared.inst.socket);
     const reply = await peer.request("hello", {
       role: "session",
       protocol_version: 3,
@@ -252,12 +246,12 @@ describe("the peers frame", () => {
     };
     const sessions: Peer[] = [];
     for (let i = 0; i < 16; i++) {
-      const s = await Peer.unix(inst.socket);
+      const s = await Peer.unix(shared.inst.socket);
       await s.helloSession(newSid(), meta);
       sessions.push(s);
     }
     // The newest session is listed: rows left out are the least recently active.
-    const newest = await Peer.unix(inst.socket);
+    const newest = await Peer.unix(shared.inst.socket);
     const sid = newSid();
     await newest.helloSession(sid, { title: "newest" });
     const seen = await watcher.next((p) =>

@@ -1,22 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CLI, childEnv, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI, childEnv, runCli, sharedInstance, startInstance } from "../helpers/instance.js";
 import { contractViolations, newSid } from "../helpers/peer.js";
 import { git, makeRepo, tempDir } from "../hud/helpers.js";
 
 // `ccmsg subscribe` as a session's long-lived connection: it greets with the
 // same meta as `ccmsg hello` (issue 8, item 21).
 
-let inst: TestInstance;
-let env: Record<string, string>;
-beforeAll(async () => {
-  inst = await startInstance();
-  env = { ...inst.env, CCMSG_STATE_DIR: inst.stateDir };
-});
-afterAll(async () => {
-  await inst.stop();
-});
+const shared = sharedInstance();
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
 
 /** A running `ccmsg subscribe …`: its stdout frames, awaitable one by one. */
@@ -75,10 +67,12 @@ describe("the meta every greeting of a session carries", () => {
     const repo = makeRepo(tempDir(), "gadgets");
     const [gone, live] = [newSid(), newSid()];
     // `gone` said hello from the repository and left: it reads as disappeared.
-    expect((await runCli(["hello", "--sid", gone], env, undefined, { cwd: repo })).code).toBe(0);
-    const sub = new Subscriber(["inbox"], { ...env, CLAUDE_CODE_SESSION_ID: live }, repo);
+    expect(
+      (await runCli(["hello", "--sid", gone], shared.env, undefined, { cwd: repo })).code,
+    ).toBe(0);
+    const sub = new Subscriber(["inbox"], { ...shared.env, CLAUDE_CODE_SESSION_ID: live }, repo);
     await sub.seen(inboxSnapshot);
-    const r = await runCli(["post", gone, "anyone there?", "--json"], env);
+    const r = await runCli(["post", gone, "anyone there?", "--json"], shared.env);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
       delivered: false,
@@ -97,13 +91,13 @@ describe("the meta every greeting of a session carries", () => {
       [noOrigin, "sprockets"],
     ] as const) {
       const sid = newSid();
-      const sub = new Subscriber(["inbox"], { ...env, CLAUDE_CODE_SESSION_ID: sid }, repo);
+      const sub = new Subscriber(["inbox"], { ...shared.env, CLAUDE_CODE_SESSION_ID: sid }, repo);
       await sub.seen(inboxSnapshot);
-      const peers = JSON.parse((await runCli(["peers", "--json"], env)).stdout) as {
+      const peers = JSON.parse((await runCli(["peers", "--json"], shared.env)).stdout) as {
         peers: { sid: string; repo: string; ws: string }[];
       };
       const row = peers.peers.find((p) => p.sid === sid);
-      const hud = await runCli(["hud", "--json", "--sid", sid], env, undefined, {
+      const hud = await runCli(["hud", "--json", "--sid", sid], shared.env, undefined, {
         cwd: tempDir(),
       });
       expect(hud.code, hud.stderr).toBe(0);

@@ -52,10 +52,22 @@ describe("the house", () => {
   it("has transports that know frames, never the connection or dispatch", () => {
     const offenders: string[] = [];
     const wire = join(SRC, "instance", "wire");
-    for (const name of ["uds.ts", "http.ts", "framer.ts", "transport.ts"]) {
+    for (const name of ["uds.ts", "http.ts", "http-bind.ts", "ws-frames.ts", "transport.ts"]) {
       for (const { line, at } of codeLines(join(wire, name))) {
         if (/from "\.\/(connection|outbound)\.js"|from "\.\.\/(dispatch|server)\.js"/.test(line)) {
           offenders.push(`${at}: ${line.trim()}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("keeps the instance's internals out of its clients (the CLI runs it only by loading it on demand)", () => {
+    const offenders: string[] = [];
+    for (const dir of ["cli", "client", "mcp"]) {
+      for (const file of sources(join(SRC, dir))) {
+        for (const { line, at } of codeLines(file)) {
+          if (/from "\.\.\/instance\//.test(line)) offenders.push(`${at}: ${line.trim()}`);
         }
       }
     }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { writeFileAtomic } from "../../src/atomic-write.js";
-import { InstanceLock } from "../../src/instance/lock.js";
+import { InstanceLock } from "../../src/instance-lock.js";
 
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), "ccmsg-lock-"));

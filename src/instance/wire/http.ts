@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { type WebSocket, WebSocketServer } from "ws";
 import { isLoopbackHost } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { LineFramer } from "./framer.js";
+import { LineFramer } from "../../line-framer.js";
 import type { HttpHandlers } from "./http-bind.js";
 import { type OwnerAuth, refuseUpgrade, SIGN_IN_PATH, UNAUTHENTICATED } from "./owner-auth.js";
 import { tcpPeer } from "./peer-endpoint.js";

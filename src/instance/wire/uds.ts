@@ -1,7 +1,7 @@
 import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { LineFramer } from "./framer.js";
+import { LineFramer } from "../../line-framer.js";
 import { udsPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 
