@@ -94,8 +94,24 @@ export const COMMANDS: Record<
   inbox: {
     group: messages,
     asSession: true,
-    help: "inbox — take the messages held for this session",
-    more: "What is printed has left the inbox. Needs a session: run it inside one or pass --sid.",
+    help: "inbox [--hook] — take the messages held for this session",
+    more: [
+      "What is printed has left the inbox. Needs a session: run it inside one or pass --sid.",
+      "  --hook   Claude Code's UserPromptSubmit hook: read its payload on stdin and print the",
+      "           held messages that fit 10,000 characters as additionalContext (the rest stay",
+      "           held); prints nothing when none is held, never fails the prompt",
+    ].join("\n"),
+  },
+  wait: {
+    group: () => import("./wait.js").then(({ wait }) => ({ wait })),
+    help: "wait [--hook] [--max-wait s] — wait for messages to this session",
+    more: [
+      "Prints them once they arrive; they count as delivered only once printed.",
+      "  --hook       the waiter, run as an asyncRewake hook: reads the hook payload, writes the",
+      "               messages to stderr and exits 2 (the session wakes); exits 0 in silence when",
+      "               a newer waiter takes over, the session stops, or before --max-wait",
+      "  --max-wait   seconds to wait at most (default: just under the hook's 24 h timeout)",
+    ].join("\n"),
   },
   peers: { group: watch, asSession: true, help: "peers — sessions connected now and lately lost" },
   subscribe: {

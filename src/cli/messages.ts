@@ -182,7 +182,8 @@ export const notify: Command = async (argv) => {
 /** `ccmsg inbox` — take what is held for this session (subscribing is
  * receiving: what is printed has left the inbox). */
 export const inbox: Command = async (argv) => {
-  const { values } = parse(argv, {}, "ccmsg inbox");
+  const { values } = parse(argv, { hook: { type: "boolean" } }, "ccmsg inbox [--hook]");
+  if (values.hook) return (await import("./wait.js")).inboxHook(values);
   const sid = sessionId(values);
   if (sid === undefined)
     throw new ContractError(

@@ -1,6 +1,7 @@
 import type { Client } from "../client/client.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
+import { claimHeld, confirmHandOver } from "./hand-over.js";
 
 // Reading a topic once over a connection that has greeted (or has its
 // greeting in flight: the instance holds later frames until it settles).
@@ -43,35 +44,16 @@ export async function topicSnapshot<T>(client: Client, topic: string): Promise<T
 }
 
 /**
- * Take what is held for the connection's session. Subscribing is receiving
- * (contract §7.7): the snapshot leaves the inbox as it is sent, and so does
- * any message handed to this connection until the subscription ends — so the
- * subscription is ended at once and everything that arrived before that was
- * acknowledged is kept too. Nothing delivered here is dropped.
+ * Take what is held for the connection's session: claimed beside whatever
+ * receives its inbox (a hook's waiter keeps receiving), then confirmed, so
+ * what this returns is recorded delivered and nothing else is (DR-0024).
  */
 export async function takeInbox(client: Client): Promise<InboxMessage[]> {
-  const taken: InboxMessage[] = [];
-  let snapshotSeen!: () => void;
-  const snapshot = new Promise<void>((r) => {
-    snapshotSeen = r;
-  });
-  const off = client.onPushed((p) => {
-    if (p.ev !== "topic" || p.topic !== "inbox") return;
-    taken.push(...(p.data as InboxMessage[]));
-    if (p.snapshot) snapshotSeen();
-  });
-  try {
-    await client.call("topic_subscribe", { topic: "inbox" });
-    await Promise.race([snapshot, closing(client)]);
-    // Frames and replies share one ordered queue: every message handed to
-    // this subscription arrives before the acknowledgement of its end.
-    await client.call("topic_unsubscribe", { topic: "inbox" }).catch((error) => {
-      // A connection lost now ended the subscription as well; what was
-      // taken is the caller's.
-      if (!client.closed) throw error;
-    });
-    return taken;
-  } finally {
-    off();
-  }
+  const claimed = await claimHeld(client);
+  if (!(await confirmHandOver(client, claimed)))
+    throw new ContractError(
+      "internal_error",
+      "the messages could not be recorded as delivered; they stay held, retry",
+    );
+  return claimed;
 }

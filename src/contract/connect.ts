@@ -1,8 +1,8 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { PROTOCOL_VERSION, TOPIC_NAME_MAX_CHARS } from "./constants.js";
+import { INBOX_MAX_PER_SID, PROTOCOL_VERSION, TOPIC_NAME_MAX_CHARS } from "./constants.js";
 import { type Identity, request, response } from "./envelope.js";
 import type { ErrorBody } from "./errors.js";
-import { Capability, Endpoint, InstanceId, Role, Sid, Timestamp } from "./identifiers.js";
+import { Capability, Endpoint, InstanceId, Mid, Role, Sid, Timestamp } from "./identifiers.js";
 import { ClientVersion, InstanceInfo, SessionMetaFields } from "./peers.js";
 import { Text } from "./text.js";
 import { Topic } from "./topics.js";
@@ -199,12 +199,41 @@ export const SessionStoppingResponse = response("session_stopping", SessionStopp
  * request. */
 const TopicName = Text({ minLength: 1, maxLength: TOPIC_NAME_MAX_CHARS });
 
-export const TopicSubscribeArgs = Type.Object({ topic: TopicName });
+/**
+ * Hand-over subscriptions (this implementation's extension, optional fields
+ * as §1.9 allows; docs/decisions/DR-0024-hand-over.md). A session's `inbox`
+ * subscribed with `hand_over` receives messages *claimed* rather than taken:
+ * they stay held until the subscriber names them in `topic_unsubscribe`'s
+ * `handed_over`, which it does once it has passed them on (a hook writing them
+ * for its harness). A claim that is never confirmed — the subscriber was
+ * killed, superseded, or left without naming it — returns to the inbox.
+ * `wait`: the session's inbox receiver (a waiter), snapshot and new messages;
+ * `take`: the snapshot only, beside whichever connection receives.
+ */
+export const HAND_OVER_MODES = ["wait", "take"] as const;
+export type HandOverMode = (typeof HAND_OVER_MODES)[number];
+export const HandOverMode = Type.Union(HAND_OVER_MODES.map((m) => Type.Literal(m)));
+
+export const TopicSubscribeArgs = Type.Object({
+  topic: TopicName,
+  /** Extension: claim inbox messages until confirmed (only with `inbox`). */
+  hand_over: Type.Optional(HandOverMode),
+});
 export const TopicSubscribeResult = Type.Object({ topic: Topic });
 export const TopicSubscribeRequest = request("topic_subscribe", TopicSubscribeArgs);
 export const TopicSubscribeResponse = response("topic_subscribe", TopicSubscribeResult);
 
-export const TopicUnsubscribeArgs = Type.Object({ topic: TopicName });
-export const TopicUnsubscribeResult = Type.Object({ topic: Topic });
+export const TopicUnsubscribeArgs = Type.Object({
+  topic: TopicName,
+  /** Extension: the claimed messages this subscriber passed on (only with
+   * `inbox`); confirmed all or none. */
+  handed_over: Type.Optional(Type.Array(Mid, { maxItems: INBOX_MAX_PER_SID })),
+});
+export const TopicUnsubscribeResult = Type.Object({
+  topic: Topic,
+  /** Extension: the messages now recorded delivered — all those named, or
+   * none (empty) when one of them was no longer this subscriber's claim. */
+  handed_over: Type.Optional(Type.Array(Mid)),
+});
 export const TopicUnsubscribeRequest = request("topic_unsubscribe", TopicUnsubscribeArgs);
 export const TopicUnsubscribeResponse = response("topic_unsubscribe", TopicUnsubscribeResult);

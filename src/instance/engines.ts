@@ -36,6 +36,7 @@ export interface EngineInputs {
 export interface Engines {
   hub: TopicHub;
   sessions: Sessions;
+  messaging: Messaging;
   board: WorkItemsTopic;
   runner: MutationRunner;
   dispatcher: Dispatcher;
@@ -88,7 +89,7 @@ export function buildEngines(input: EngineInputs): Engines {
     if (identity.role === "session") sessions.touch(identity.sid);
   });
   const runner = new MutationRunner(undefined);
-  return { hub, sessions, board, runner, dispatcher, connections };
+  return { hub, sessions, messaging, board, runner, dispatcher, connections };
 }
 
 /** Every op this build implements, by plane; an op missing here answers

@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
+import type { HandOverMode } from "../contract/connect.js";
 import { INBOX_MAX_PER_SID, INBOX_RETENTION_MS } from "../contract/constants.js";
 import { ContractError, contractError } from "../contract/errors.js";
-import type { Sender, Sid } from "../contract/identifiers.js";
+import { isMid, parseMid, type Sender, type Sid } from "../contract/identifiers.js";
 import type {
   InboxMessage,
   MessageSendArgs,
@@ -11,6 +12,7 @@ import type {
 import { lostStateOf } from "../contract/peers.js";
 import type { InboxStore } from "../store/inbox.js";
 import type { Clock } from "./clock.js";
+import { HandOvers } from "./hand-overs.js";
 import type { Sessions } from "./sessions.js";
 import type { TopicHub } from "./topic-hub.js";
 import type { Connection } from "./wire/connection.js";
@@ -28,6 +30,9 @@ export class Messaging {
   private readonly unread = new Map<Sid, number>();
   /** Sids with an offer of held messages in progress (one at a time). */
   private readonly offering = new Set<Sid>();
+  /** Sids that got new held messages while an offer was in progress. */
+  private readonly offerAgain = new Set<Sid>();
+  private readonly handOvers = new HandOvers();
 
   constructor(
     private readonly instanceId: string,
@@ -40,18 +45,80 @@ export class Messaging {
     // Mids resume above every mid this instance ever issued, so a `reply_to`
     // never points at a reused mid.
     this.counter = inbox.midFloor();
-    // A session's inbox snapshot is what is held for it, taken as handed over.
-    hub.provideSnapshot("inbox", (conn) => {
-      const identity = conn.identity;
-      if (identity?.role !== "session") return [];
-      const taken = this.inbox.takeHeld(identity.sid, this.clock.now(), INBOX_RETENTION_MS);
-      // Another process holds the write lock: the snapshot is empty and what
-      // is held follows as soon as it can be taken.
-      if (taken === undefined) this.offerHeld(identity.sid, conn);
-      return taken ?? [];
-    });
+    hub.provideSnapshot("inbox", (conn) => this.snapshot(conn));
     // A receiver that was refused messages reads again: offer what it missed.
     hub.onInboxReading((sid, conn) => this.offerHeld(sid, conn));
+    // What a hand-over subscriber claimed and did not confirm is held again.
+    hub.onInboxEnded((sid, conn) => this.afterRelease(sid, this.handOvers.releaseAll(conn)));
+  }
+
+  /**
+   * A session's inbox snapshot is what is held for it: taken as handed over
+   * (subscribing is receiving), or, for a hand-over subscription, claimed
+   * until it confirms. Messages another hand-over claimed are left out.
+   */
+  private snapshot(conn: Connection): InboxMessage[] {
+    const identity = conn.identity;
+    if (identity?.role !== "session") return [];
+    const sid = identity.sid;
+    const now = this.clock.now();
+    if (this.handOvers.mode(conn) !== undefined) {
+      const held = this.inbox.peekHeld(sid, now, INBOX_RETENTION_MS);
+      if (held !== undefined) return this.handOvers.claim(conn, sid, held);
+    } else {
+      const taken = this.inbox.takeHeld(sid, now, INBOX_RETENTION_MS, this.handOvers.claimed(sid));
+      if (taken !== undefined) return this.handed(taken);
+    }
+    // Another process holds the write lock: the snapshot is empty and what
+    // is held follows as soon as it can be taken.
+    this.offerHeld(sid, conn);
+    return [];
+  }
+
+  /** Make `conn`'s next `inbox` subscription a hand-over one (DR-0024). */
+  armHandOver(conn: Connection, mode: HandOverMode): void {
+    this.handOvers.arm(conn, mode);
+  }
+
+  /**
+   * A hand-over subscriber passed these claimed messages on: record them
+   * delivered, all or none. Returns the mids recorded — empty when one of
+   * them is not its claim any more (then none is, and all are held again).
+   */
+  async confirmHandOver(conn: Connection, mids: readonly string[]): Promise<string[]> {
+    const identity = conn.identity;
+    if (identity?.role !== "session") return [];
+    const counters: number[] = [];
+    for (const mid of mids) {
+      const parsed = isMid(mid) ? parseMid(mid) : undefined;
+      if (parsed?.instance !== this.instanceId) return [];
+      counters.push(parsed.counter);
+    }
+    const claims = this.handOvers.beginSettle(conn, counters);
+    if (claims === undefined) return [];
+    try {
+      await this.inbox.settleDelivered(identity.sid, counters, this.clock.now());
+    } catch (error) {
+      this.log.warn({ err: error, sid: identity.sid }, "hand-over not recorded: held again");
+      this.afterRelease(identity.sid, this.handOvers.endSettle(conn, claims, false));
+      return [];
+    }
+    this.handOvers.endSettle(conn, claims, true);
+    return [...mids];
+  }
+
+  /** What receives `sid`'s inbox now: a waiter, a plain subscriber, or none. */
+  receiverOf(sid: Sid): "wait" | "plain" | undefined {
+    const holder = this.hub.inboxHolder(sid);
+    if (holder === undefined) return undefined;
+    return this.handOvers.mode(holder) === "wait" ? "wait" : "plain";
+  }
+
+  /** The session declared it is stopping: its waiter stops receiving, so
+   * nothing is handed to a hook whose session is going away. */
+  endWaiting(sid: Sid): void {
+    const holder = this.hub.inboxHolder(sid);
+    if (holder !== undefined && this.handOvers.mode(holder) === "wait") this.hub.supersede(holder);
   }
 
   async send(from: Sender, args: MessageSendArgs): Promise<MessageSendResult> {
@@ -70,6 +137,9 @@ export class Messaging {
     if (from === "user") this.sessions.markUserInput(args.to);
 
     if (target.kind === "live") {
+      const holder = this.hub.inboxHolder(args.to);
+      if (holder !== undefined && this.handOvers.mode(holder) === "wait")
+        return this.sendToWaiter(args.to, counter, message);
       let outcome = await this.hub.deliverInbox(args.to, message);
       // Its receiver went while it waited; a newer one may have taken over.
       if (outcome === "none") outcome = await this.hub.deliverInbox(args.to, message);
@@ -95,6 +165,31 @@ export class Messaging {
   }
 
   /**
+   * The recipient's receiver is a waiter: the message is held first (a
+   * waiter killed before passing it on must not lose it), claimed by the
+   * waiter, and answered `delivered` only once the waiter confirms — else it
+   * stays held (`preparing`) for the next waiter or hook.
+   */
+  private async sendToWaiter(
+    sid: Sid,
+    counter: number,
+    message: InboxMessage,
+  ): Promise<MessageSendResult> {
+    const fate = this.handOvers.fate(counter);
+    let held: MessageSendResult;
+    try {
+      held = await this.hold(sid, counter, message, "preparing");
+    } catch (error) {
+      this.handOvers.settleFate(counter, false);
+      throw error;
+    }
+    const holder = this.hub.inboxHolder(sid);
+    if (holder === undefined) this.handOvers.settleFate(counter, false);
+    else this.offerHeld(sid, holder);
+    return (await fate) ? { delivered: true } : held;
+  }
+
+  /**
    * Store a message for later. When it cannot be stored (the database is
    * locked for too long, the disk is full) the reply is `internal_error`
    * saying it was not sent: nothing was kept or delivered, so sending it
@@ -116,31 +211,71 @@ export class Messaging {
     }
     if (stored.dropped === undefined) return { delivered: false, reason };
     this.log.info({ sid, mid: stored.dropped }, "inbox full: oldest message dropped");
+    const dropped = parseMid(stored.dropped).counter;
+    this.handOvers.forget(sid, dropped);
+    this.handOvers.settleFate(dropped, false);
     return { delivered: false, reason: "inbox_full" };
   }
 
   /**
-   * Hand what is held for `sid` to its inbox subscriber `conn` as soon as the
-   * store allows, if `conn` is still the one receiving then. Retried while it
-   * is (another process may hold the lock for long).
+   * Offer what is held for `sid` to its receiver `conn` as soon as the store
+   * allows, if `conn` is still the one receiving then: taken as delivered by
+   * a plain subscriber, claimed by a waiter. Retried while it is (another
+   * process may hold the lock for long). One offer per sid at a time; what
+   * arrives meanwhile is offered right after.
    */
   private offerHeld(sid: Sid, conn: Connection): void {
-    if (this.offering.has(sid)) return;
+    if (this.offering.has(sid)) {
+      this.offerAgain.add(sid);
+      return;
+    }
     this.offering.add(sid);
     const current = () => this.hub.inboxHolder(sid) === conn && !conn.isClosed;
-    this.inbox
-      .takeHeldLater(sid, () => this.clock.now(), INBOX_RETENTION_MS, current)
-      .then(
-        (messages) => {
-          this.offering.delete(sid);
-          for (const m of messages) this.hub.offerInbox(conn, m);
-        },
-        (error: unknown) => {
-          this.offering.delete(sid);
-          this.log.warn({ err: error, sid }, "held messages not offered yet");
-          if (current()) setTimeout(() => this.offerHeld(sid, conn), 1000).unref();
-        },
-      );
+    const now = () => this.clock.now();
+    const offer =
+      this.handOvers.mode(conn) === "wait"
+        ? this.inbox
+            .peekHeldLater(sid, now, INBOX_RETENTION_MS)
+            .then((held) => (current() ? this.handOvers.claim(conn, sid, held) : []))
+        : this.inbox
+            .takeHeldLater(sid, now, INBOX_RETENTION_MS, current, () => this.handOvers.claimed(sid))
+            .then((taken) => this.handed(taken));
+    offer.then(
+      (messages) => {
+        this.offering.delete(sid);
+        for (const m of messages) this.hub.offerInbox(conn, m);
+        const holder = this.hub.inboxHolder(sid);
+        if (holder !== conn || this.offerAgain.has(sid)) {
+          this.offerAgain.delete(sid);
+          if (holder !== undefined) this.offerHeld(sid, holder);
+        }
+      },
+      (error: unknown) => {
+        this.offering.delete(sid);
+        this.log.warn({ err: error, sid }, "held messages not offered yet");
+        if (current()) setTimeout(() => this.offerHeld(sid, conn), 1000).unref();
+      },
+    );
+  }
+
+  /** Claims released without being confirmed: the messages are held again,
+   * offered to the receiver there is, or their senders told they are held. */
+  private afterRelease(sid: Sid, released: { counter: number }[]): void {
+    if (released.length === 0) return;
+    // After the current turn: a waiter superseding the one released claims
+    // them in its own snapshot first.
+    setImmediate(() => {
+      const holder = this.hub.inboxHolder(sid);
+      if (holder !== undefined && !holder.isClosed) return this.offerHeld(sid, holder);
+      for (const { counter } of released)
+        if (!this.handOvers.isClaimed(sid, counter)) this.handOvers.settleFate(counter, false);
+    });
+  }
+
+  /** Messages taken as delivered: senders waiting on them hear so. */
+  private handed(messages: InboxMessage[]): InboxMessage[] {
+    for (const m of messages) this.handOvers.settleFate(parseMid(m.mid).counter, true);
+    return messages;
   }
 
   /** A best-effort line for whoever watches; nothing is kept. */

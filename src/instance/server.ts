@@ -92,7 +92,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       httpAddresses: () => (http === undefined ? [] : [http.address]),
       shutdown: (reason) => void stop(reason),
     });
-    const { sessions, runner, board, connections } = engines;
+    const { sessions, messaging, runner, board, connections } = engines;
     const accept = (transport: Transport) => {
       const conn = new Connection(transport, engines.dispatcher);
       if (stopping !== undefined) return conn.close();
@@ -127,6 +127,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
               runner,
               db: opened.db,
               compacted: () => compacted,
+              inboxReceiver: (sid) => messaging.receiverOf(sid),
             }
           : undefined,
       });

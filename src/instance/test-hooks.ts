@@ -16,6 +16,8 @@ export interface TestHooks {
   db: Db;
   /** Resolves once the startup compaction finished, with the rows removed. */
   compacted(): Promise<number>;
+  /** What receives a session's inbox now: `wait` (a waiter), `plain`, or none. */
+  inboxReceiver(sid: string): string | undefined;
 }
 
 /** The test-only routes, as their own encapsulated plugin. */
@@ -32,6 +34,10 @@ export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): P
     hooks.db.pragma(`max_page_count = ${full ? 1 : 1_073_741_823}`);
     return { ok: true };
   });
+  // Whether a session's waiter is armed: tests post only once it is.
+  app.get("/_test/inbox-receiver/:sid", async (req) => ({
+    receiver: hooks.inboxReceiver((req.params as { sid: string }).sid) ?? null,
+  }));
   // Move the instance clock instead of sleeping.
   app.post("/_test/clock", async (req) => {
     const ms = Number((req.body as { advance_ms?: unknown } | undefined)?.advance_ms);

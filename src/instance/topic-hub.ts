@@ -59,6 +59,7 @@ export class TopicHub {
   /** Receivers refused an inbox message, until they read again. */
   private readonly throttled = new WeakSet<Connection>();
   private inboxReading: ((sid: string, conn: Connection) => void) | undefined;
+  private inboxEnded: ((sid: string, conn: Connection) => void) | undefined;
   private readonly values: Partial<Record<TopicKind, ValueProvider>> = {};
   private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>> = {};
   private readonly dirty = new Set<string>();
@@ -101,8 +102,9 @@ export class TopicHub {
   }
 
   /** Add a subscription to a defined topic name and send its snapshot (none
-   * for `event` topics). */
-  subscribe(conn: Connection, topic: ParsedTopic): void {
+   * for `event` topics). A session's `inbox` subscription makes the
+   * connection its receiver unless `receiver` is false (a one-off take). */
+  subscribe(conn: Connection, topic: ParsedTopic, receiver = true): void {
     const { name, kind, param } = topic;
     const sub = this.subscriber(conn);
     const set = this.subscribers.get(name) ?? new Set();
@@ -111,7 +113,8 @@ export class TopicHub {
     sub.topics.add(name);
     const { granularity } = TOPIC_ATTRIBUTES[kind];
     const identity = conn.identity;
-    if (kind === "inbox" && identity?.role === "session") this.takeInbox(conn, identity.sid);
+    if (kind === "inbox" && identity?.role === "session" && receiver)
+      this.takeInbox(conn, identity.sid);
     if (granularity === "event") return;
     if (granularity === "whole" || granularity === "per_instance_whole") {
       const json = this.valueJson(name, kind, param);
@@ -155,7 +158,15 @@ export class TopicHub {
       if (this.inboxHolders.get(identity.sid) === conn) this.inboxHolders.delete(identity.sid);
       // Messages waiting for this receiver find their way again.
       this.closeLane(conn, "none");
+      this.inboxEnded?.(identity.sid, conn);
     }
+  }
+
+  /** End a connection's inbox subscription because another takes over: it
+   * is told, and gets nothing further. */
+  supersede(conn: Connection): void {
+    this.unsubscribe(conn, "inbox");
+    conn.send(encodeEvent({ ev: "subscribe_superseded" }));
   }
 
   /** End every subscription of a connection that went away. */
@@ -170,10 +181,7 @@ export class TopicHub {
    * one is told and gets nothing further from it. */
   private takeInbox(conn: Connection, sid: string): void {
     const previous = this.inboxHolders.get(sid);
-    if (previous !== undefined && previous !== conn) {
-      this.unsubscribe(previous, "inbox");
-      previous.send(encodeEvent({ ev: "subscribe_superseded" }));
-    }
+    if (previous !== undefined && previous !== conn) this.supersede(previous);
     this.inboxHolders.set(sid, conn);
     conn.outbound.onProgress(() => this.progress(conn));
   }
@@ -226,6 +234,12 @@ export class TopicHub {
    * refused is held and may now be offered). */
   onInboxReading(listener: (sid: string, conn: Connection) => void): void {
     this.inboxReading = listener;
+  }
+
+  /** Told when a session connection's `inbox` subscription ends, however it
+   * ends (unsubscribed, superseded, closed). */
+  onInboxEnded(listener: (sid: string, conn: Connection) => void): void {
+    this.inboxEnded = listener;
   }
 
   /** The connection that receives `sid`'s inbox now, if any. */

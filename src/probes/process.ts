@@ -39,6 +39,11 @@ export async function processStart(pid: number): Promise<string | undefined> {
   return (await stat(pid))?.start;
 }
 
+/** The parent of a process; undefined when it does not exist. */
+export async function parentPid(pid: number): Promise<number | undefined> {
+  return (await stat(pid))?.ppid;
+}
+
 /** Whether `pid` is `ancestor` or runs below it; undefined when the chain
  * cannot be read to its end. */
 export async function descendsFrom(pid: number, ancestor: number): Promise<boolean | undefined> {

@@ -2,6 +2,12 @@ import type { InboxMessage } from "../contract/messaging.js";
 import type { CommitQueue } from "./commit-queue.js";
 import { type Db, isBusyError } from "./database.js";
 
+/** A held message with its per-instance counter (the number in its mid). */
+export interface HeldMessage {
+  counter: number;
+  message: InboxMessage;
+}
+
 /** Rows one compaction step looks at: ~1 ms of work per step. */
 const COMPACT_STEP = 2000;
 
@@ -35,7 +41,7 @@ export class InboxStore {
       "SELECT counter, message FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ? ORDER BY counter",
     );
     this.markDelivered = db.prepare(
-      "UPDATE inbox SET state = 'delivered', settled_at = ? WHERE sid = ? AND state = 'held' AND counter <= ? AND sent_at > ?",
+      "UPDATE inbox SET state = 'delivered', settled_at = ? WHERE sid = ? AND state = 'held' AND counter = ?",
     );
     this.countHeld = db.prepare(
       "SELECT count(*) AS n FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ?",
@@ -113,19 +119,17 @@ export class InboxStore {
   /**
    * Take everything still held for `sid` and not expired, oldest first, and
    * mark it delivered in the same step — subscribing is receiving, so a
-   * message never leaves on two routes. Under another process's write lock
-   * nothing is taken (`undefined`): everything stays held, never lost.
+   * message never leaves on two routes. Messages in `skip` (claimed by a
+   * hand-over in progress) stay where they are. Under another process's write
+   * lock nothing is taken (`undefined`): everything stays held, never lost.
    */
-  takeHeld(sid: string, now: number, retentionMs: number): InboxMessage[] | undefined {
-    // Commit what is queued first (the snapshot must see every accepted
-    // message).
-    if (!this.queue.flush()) return undefined;
-    try {
-      return this.db.transaction(() => this.takeRows(sid, now, retentionMs)).immediate();
-    } catch (error) {
-      if (isBusyError(error)) return undefined;
-      throw error;
-    }
+  takeHeld(
+    sid: string,
+    now: number,
+    retentionMs: number,
+    skip?: ReadonlySet<number>,
+  ): InboxMessage[] | undefined {
+    return this.readNow(() => this.takeRows(sid, now, retentionMs, skip));
   }
 
   /** `takeHeld` through the group commit: resolves once the hand-over is
@@ -135,17 +139,71 @@ export class InboxStore {
     now: () => number,
     retentionMs: number,
     stillWanted: () => boolean,
+    skip?: () => ReadonlySet<number>,
   ): Promise<InboxMessage[]> {
-    return this.queue.run(() => (stillWanted() ? this.takeRows(sid, now(), retentionMs) : []));
+    return this.queue.run(() =>
+      stillWanted() ? this.takeRows(sid, now(), retentionMs, skip?.()) : [],
+    );
   }
 
-  private takeRows(sid: string, now: number, retentionMs: number): InboxMessage[] {
-    const cutoff = now - retentionMs;
+  /** What is held for `sid` (not expired), oldest first, left held: the
+   * messages a hand-over subscription claims until its receiver confirms.
+   * `undefined` under another process's write lock. */
+  peekHeld(sid: string, now: number, retentionMs: number): HeldMessage[] | undefined {
+    return this.readNow(() => this.heldRows(sid, now - retentionMs));
+  }
+
+  /** `peekHeld` through the group commit (after every accepted write). */
+  peekHeldLater(sid: string, now: () => number, retentionMs: number): Promise<HeldMessage[]> {
+    return this.queue.run(() => this.heldRows(sid, now() - retentionMs));
+  }
+
+  /**
+   * Mark held messages delivered, all or none: resolves once committed;
+   * rejects (nothing marked) when one of them is no longer held — dropped by
+   * an overflow, or taken on another route.
+   */
+  settleDelivered(sid: string, counters: readonly number[], now: number): Promise<void> {
+    return this.queue.run(() => {
+      for (const counter of counters) {
+        if (this.markDelivered.run(now, sid, counter).changes !== 1)
+          throw new Error(`message ${counter} of ${sid} is no longer held`);
+      }
+      this.heldCounts.delete(sid);
+    });
+  }
+
+  /** Run a read-and-mark after committing what is queued (it must see every
+   * accepted message); `undefined` under another process's write lock. */
+  private readNow<T>(fn: () => T): T | undefined {
+    if (!this.queue.flush()) return undefined;
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (error) {
+      if (isBusyError(error)) return undefined;
+      throw error;
+    }
+  }
+
+  private heldRows(sid: string, cutoff: number): HeldMessage[] {
     const rows = this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[];
-    if (rows.length > 0) this.markDelivered.run(now, sid, rows.at(-1)!.counter, cutoff);
+    return rows.map((r) => ({
+      counter: r.counter,
+      message: JSON.parse(r.message) as InboxMessage,
+    }));
+  }
+
+  private takeRows(
+    sid: string,
+    now: number,
+    retentionMs: number,
+    skip?: ReadonlySet<number>,
+  ): InboxMessage[] {
+    const rows = this.heldRows(sid, now - retentionMs).filter((r) => !skip?.has(r.counter));
+    for (const r of rows) this.markDelivered.run(now, sid, r.counter);
     // Recounted by the next hold, inside its own transaction.
     this.heldCounts.delete(sid);
-    return rows.map((r) => JSON.parse(r.message) as InboxMessage);
+    return rows.map((r) => r.message);
   }
 
   /**

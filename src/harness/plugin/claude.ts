@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readJsonFile } from "../../json-file.js";
 import { VERSION } from "../../version.js";
+import { SYNC_HOOK_TIMEOUT_S, WAITER_HOOK_TIMEOUT_S } from "../hook-delivery.js";
 import { commandCheck, commandLine, onPath, shellWord } from "./command-line.js";
 import {
   applyPlan,
@@ -33,13 +34,6 @@ import { SKILL_MD } from "./skill.js";
 
 export const MARKETPLACE = "ccmsg";
 export const PLUGIN_ID = "ccmsg@ccmsg";
-
-/** Sync hooks (greeting, inbox, goodbye) get this many seconds. */
-export const SYNC_HOOK_TIMEOUT_S = 5;
-/** The waiter's hook timeout. An idle session is wakeable only while a waiter
- * lives, and only a hook event starts a new one, so `ccmsg wait --hook` must
- * run until just before this many seconds and then exit 0. */
-export const WAITER_HOOK_TIMEOUT_S = 86_400;
 
 const DESCRIPTION =
   "ccmsg for Claude Code: presence, wake-up and delivery of messages between sessions";

@@ -100,15 +100,18 @@ export function connectHandlers(s: Services): Handlers {
     async session_stopping(args, { caller, conn }) {
       await refuseForeign(conn, caller.sid, "declare it stopping");
       const stopped_at = s.sessions.declareStopping(caller.sid);
+      s.messaging.endWaiting(caller.sid);
       s.log.info({ sid: caller.sid, reason: args.reason }, "session declared stopping");
       return { stopped_at };
     },
 
-    async topic_subscribe({ topic }, ctx) {
+    async topic_subscribe({ topic, hand_over }, ctx) {
       const parsed = parseTopic(topic);
       if (parsed === undefined) {
         throw contractError("topic_unknown", `not a topic of this generation: ${topic}`);
       }
+      if (hand_over !== undefined && (parsed.kind !== "inbox" || ctx.caller.role !== "session"))
+        throw contractError("invalid_args", "hand_over applies to a session's inbox only");
       const refused = gateRefusal(
         parsed.kind,
         TOPIC_ATTRIBUTES[parsed.kind],
@@ -126,17 +129,25 @@ export function connectHandlers(s: Services): Handlers {
       const { caller, conn } = ctx;
       if (parsed.kind === "inbox" && caller.role === "session" && s.hub.hasInbox(caller.sid))
         await refuseForeign(conn, caller.sid, "take its inbox over");
+      if (hand_over !== undefined) s.messaging.armHandOver(conn, hand_over);
       // The reply acknowledges; the value follows as the first frame.
-      ctx.afterReply(() => s.hub.subscribe(ctx.conn, parsed));
+      ctx.afterReply(() => s.hub.subscribe(ctx.conn, parsed, hand_over !== "take"));
       return { topic };
     },
 
-    topic_unsubscribe({ topic }, { conn }) {
+    async topic_unsubscribe({ topic, handed_over }, { conn }) {
       if (parseTopic(topic) === undefined) {
         throw contractError("topic_unknown", `not a topic of this generation: ${topic}`);
       }
+      if (handed_over === undefined) {
+        s.hub.unsubscribe(conn, topic);
+        return { topic };
+      }
+      if (topic !== "inbox")
+        throw contractError("invalid_args", "handed_over applies to the inbox only");
+      const recorded = await s.messaging.confirmHandOver(conn, handed_over);
       s.hub.unsubscribe(conn, topic);
-      return { topic };
+      return { topic, handed_over: recorded };
     },
   };
 }

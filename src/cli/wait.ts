@@ -1,0 +1,232 @@
+import type { Client } from "../client/client.js";
+import { ContractError } from "../contract/errors.js";
+import type { InboxMessage } from "../contract/messaging.js";
+import {
+  ADDITIONAL_CONTEXT_MAX_CHARS,
+  fitMessages,
+  WAITER_HOOK_TIMEOUT_S,
+} from "../harness/hook-delivery.js";
+import { parentPid, processStart } from "../probes/process.js";
+import { connectInstance, greet } from "./connect.js";
+import { claimHeld, confirmHandOver, subscribeHandOver } from "./hand-over.js";
+import type { Command } from "./main.js";
+import { type Flags, parse, sessionId, wantsJson } from "./options.js";
+import { readStdinJson } from "./stdin.js";
+
+// The hooks that put messages in front of the model (harness spec §2.7):
+// `ccmsg wait --hook`, the waiter run as an asyncRewake hook, and
+// `ccmsg inbox --hook` for UserPromptSubmit. Both claim messages and confirm
+// them only once passed on (DR-0024), so a hook killed on the way leaves them
+// held — never lost, never delivered twice.
+
+const STDIN_DEADLINE_MS = 3000;
+/** After the first message, how long the waiter gathers more for one wake. */
+const GATHER_MS = 10;
+/** The waiter leaves this long before its hook timeout. */
+const TIMEOUT_MARGIN_S = 60;
+/** How often the waiter checks that its harness still runs. */
+const ANCESTOR_CHECK_MS = 2000;
+/** How long the waiter tries to reach an instance that went away. */
+const RECONNECT_FOR_MS = 30_000;
+/** `inbox --hook` answers within this, or says nothing. */
+const INBOX_HOOK_DEADLINE_MS = 3000;
+
+type Ending = { kind: "messages"; client: Client; messages: InboxMessage[] } | { kind: "quit" };
+
+/**
+ * `ccmsg wait` — wait for messages to this session and pass them on. With
+ * `--hook` (an asyncRewake hook) they go to stderr in the direct-delivery
+ * wording and the exit status is 2, which wakes the session; it exits 0 in
+ * silence when superseded by a newer waiter, when the session stops or its
+ * harness goes, or before the hook's timeout. Without `--hook` they are
+ * printed and it exits 0.
+ */
+export const wait: Command = async (argv) => {
+  const { values } = parse(
+    argv,
+    { hook: { type: "boolean" }, "max-wait": { type: "string" } },
+    "ccmsg wait [--hook] [--max-wait <seconds>]",
+  );
+  const quit = (status: number): never => process.exit(status);
+  const payload = values.hook ? await readStdinJson(STDIN_DEADLINE_MS).catch(() => ({})) : {};
+  const sid = values.sid || stringField(payload, "session_id") || sessionId(values);
+  if (sid === undefined) {
+    if (values.hook) quit(0);
+    throw new ContractError("invalid_args", "wait needs a session: --sid, or run it inside one");
+  }
+  const maxWait = Number(values["max-wait"] ?? WAITER_HOOK_TIMEOUT_S - TIMEOUT_MARGIN_S);
+  if (!Number.isFinite(maxWait) || maxWait <= 0)
+    throw new ContractError("invalid_args", "--max-wait takes a number of seconds > 0");
+
+  const ending = await waitForMessages(values, sid, Date.now() + maxWait * 1000, !!values.hook);
+  if (ending.kind === "quit") quit(0);
+  const { client, messages } = ending as Extract<Ending, { kind: "messages" }>;
+  const { text, included } = fitMessages(messages, ADDITIONAL_CONTEXT_MAX_CHARS, true);
+  if (values.hook) {
+    // Written before the confirmation: a waiter killed in between exits by a
+    // signal, and the harness ignores a hook that did not exit 2.
+    await write(process.stderr, `${text}\n`);
+    const confirmed = await confirmHandOver(client, included).catch(() => false);
+    quit(confirmed ? 2 : 0);
+  }
+  const out = wantsJson(values) ? `${JSON.stringify({ messages: included })}\n` : `${text}\n`;
+  await write(process.stdout, out);
+  if (!(await confirmHandOver(client, included).catch(() => false)))
+    throw new ContractError(
+      "internal_error",
+      "the messages could not be recorded as delivered; they stay held",
+    );
+  quit(0);
+};
+
+/**
+ * Hold a hand-over subscription as `sid` until messages are claimed for it,
+ * reconnecting when the instance restarts. Ends with the messages (the
+ * connection still open, to confirm them) or with a reason to quit.
+ */
+async function waitForMessages(
+  flags: Flags,
+  sid: string,
+  deadline: number,
+  hook: boolean,
+): Promise<Ending> {
+  const ancestors = hook ? await harnessAncestors() : [];
+  let start = true;
+  let reconnectUntil = Date.now() + RECONNECT_FOR_MS;
+  while (Date.now() < deadline) {
+    let client: Client;
+    try {
+      client = await connectInstance(flags, { start });
+      start = false;
+    } catch (error) {
+      if (start && !hook) throw error;
+      start = false;
+      if (Date.now() > reconnectUntil) return { kind: "quit" };
+      await sleep(500);
+      continue;
+    }
+    const ending = await waitOn(client, sid, deadline, ancestors);
+    if (ending !== "lost") return ending;
+    reconnectUntil = Date.now() + RECONNECT_FOR_MS;
+  }
+  return { kind: "quit" };
+}
+
+/** One connection's wait: messages, a reason to quit, or `lost` (the
+ * instance went away or restarts: try again). */
+function waitOn(
+  client: Client,
+  sid: string,
+  deadline: number,
+  ancestors: Ancestor[],
+): Promise<Ending | "lost"> {
+  return new Promise((resolve) => {
+    const timers: NodeJS.Timeout[] = [];
+    let done = false;
+    const finish = (ending: Ending | "lost") => {
+      if (done) return;
+      done = true;
+      for (const t of timers) clearTimeout(t);
+      if (ending !== "lost" && ending.kind === "quit") client.close();
+      resolve(ending);
+    };
+    const gathered: InboxMessage[] = [];
+    client.onPushed((p) => {
+      if (p.ev === "subscribe_superseded") finish({ kind: "quit" });
+      else if (p.ev === "restarting") {
+        client.close();
+        finish("lost");
+      }
+    });
+    client.onClose(() => finish("lost"));
+    timers.push(setTimeout(() => finish({ kind: "quit" }), Math.max(0, deadline - Date.now())));
+    if (ancestors.length > 0) {
+      const check = async () => {
+        if (!(await ancestorsAlive(ancestors))) return finish({ kind: "quit" });
+        if (!done) timers.push(setTimeout(check, ANCESTOR_CHECK_MS));
+      };
+      timers.push(setTimeout(check, ANCESTOR_CHECK_MS));
+    }
+    greet(client, sid, {})
+      .then(() =>
+        subscribeHandOver(client, "wait", (messages) => {
+          if (messages.length === 0 || done) return;
+          if (gathered.length === 0)
+            timers.push(
+              setTimeout(() => finish({ kind: "messages", client, messages: gathered }), GATHER_MS),
+            );
+          gathered.push(...messages);
+        }),
+      )
+      .catch(() => finish(client.closed ? "lost" : { kind: "quit" }));
+  });
+}
+
+/**
+ * `ccmsg inbox --hook` (UserPromptSubmit): the held messages that fit
+ * Claude Code's 10,000-character `additionalContext`, oldest first, with a
+ * note about the rest (which stay held). Prints nothing when nothing is held;
+ * never fails the prompt.
+ */
+export async function inboxHook(flags: Flags): Promise<void> {
+  const quiet = () => process.exit(0);
+  const timer = setTimeout(quiet, INBOX_HOOK_DEADLINE_MS);
+  try {
+    const payload = await readStdinJson(STDIN_DEADLINE_MS).catch(() => ({}));
+    const sid = flags.sid || stringField(payload, "session_id") || sessionId(flags);
+    if (sid === undefined) return quiet();
+    const client = await connectInstance(flags, { start: false });
+    await greet(client, sid, {});
+    const held = await claimHeld(client);
+    if (held.length === 0) return quiet();
+    const { text, included } = fitMessages(held, ADDITIONAL_CONTEXT_MAX_CHARS);
+    const event = stringField(payload, "hook_event_name") ?? "UserPromptSubmit";
+    const out = { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
+    // Confirmed first: the output is acted on only after a clean exit, and
+    // the process exits right after writing it. The deadline no longer
+    // applies: what is confirmed must be written.
+    clearTimeout(timer);
+    if (!(await confirmHandOver(client, included).catch(() => false))) return quiet();
+    await write(process.stdout, `${JSON.stringify(out)}\n`);
+  } catch {
+    // The instance is away or refused: the prompt goes on without messages.
+  }
+  quiet();
+}
+
+function stringField(payload: Record<string, unknown>, key: string): string | undefined {
+  const v = payload[key];
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
+  return new Promise((resolve) => stream.write(text, () => resolve()));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+interface Ancestor {
+  pid: number;
+  start: string;
+}
+
+/** The hook's parent and grandparent (a shell, then the harness — or the
+ * harness, then its terminal): when either goes, so has the session. */
+async function harnessAncestors(): Promise<Ancestor[]> {
+  const out: Ancestor[] = [];
+  let pid = process.ppid;
+  for (let i = 0; i < 2 && pid > 1; i++) {
+    const start = await processStart(pid);
+    if (start === undefined) break;
+    out.push({ pid, start });
+    pid = (await parentPid(pid)) ?? 0;
+  }
+  return out;
+}
+
+async function ancestorsAlive(ancestors: Ancestor[]): Promise<boolean> {
+  for (const a of ancestors) if ((await processStart(a.pid)) !== a.start) return false;
+  return true;
+}
