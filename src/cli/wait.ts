@@ -54,6 +54,11 @@ export const wait: Command = async (argv) => {
     if (values.hook) quit(0);
     throw new ContractError("invalid_args", "wait needs a session: --sid, or run it inside one");
   }
+  // A print-mode run (`claude -p`, the Agent SDK) ends after its result, and
+  // Claude Code waits ~30 s for background hooks before it exits: a waiter
+  // would hold every such run. Its messages wait for its next prompt, or come
+  // through its messaging socket (route a).
+  if (values.hook && unattended(process.env)) quit(0);
   const maxWait = Number(values["max-wait"] ?? WAITER_HOOK_TIMEOUT_S - TIMEOUT_MARGIN_S);
   if (!Number.isFinite(maxWait) || maxWait <= 0)
     throw new ContractError("invalid_args", "--max-wait takes a number of seconds > 0");
@@ -192,6 +197,15 @@ export async function inboxHook(flags: Flags): Promise<void> {
     // The instance is away or refused: the prompt goes on without messages.
   }
   quiet();
+}
+
+/** Whether Claude Code runs this session without a person at a terminal
+ * (unofficial variables, verified with 2.1.328; absent on older builds, which
+ * then count as attended). */
+function unattended(env: NodeJS.ProcessEnv): boolean {
+  return (
+    env.CLAUDE_CODE_SESSION_ATTENDED === "0" || (env.CLAUDE_CODE_ENTRYPOINT ?? "").startsWith("sdk")
+  );
 }
 
 function stringField(payload: Record<string, unknown>, key: string): string | undefined {

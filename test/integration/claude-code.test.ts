@@ -1,0 +1,213 @@
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { InboxMessage } from "../../src/contract/index.js";
+import { shellWord } from "../../src/harness/plugin/command-line.js";
+import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
+import { ownerHeaders } from "../helpers/http.js";
+import { CLI, ROOT, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+
+// The real Claude Code (npm @anthropic-ai/claude-code, a devDependency) with
+// ccmsg's plugin installed through `ccmsg plugin install claude`, against a
+// scripted model on loopback (harness spec §11). What is real: Claude Code's
+// plugin loading, its hooks and their payloads, asyncRewake, the Bash tool,
+// the transcript. What is scripted: the model's answers.
+
+const BIN = join(ROOT, "node_modules", ".bin");
+const CLAUDE = join(BIN, "claude");
+const KEY = "sk-ant-test";
+
+let inst: TestInstance;
+let model: FakeModel;
+let cwd: string;
+let claudeEnv: Record<string, string>;
+let sender: Peer;
+const B = newSid();
+
+/** The model: a turn that received a cross-session message answers it with
+ * `ccmsg reply` through the Bash tool; a tool result ends the turn. */
+function script(req: ModelRequest) {
+  const last = JSON.stringify(req.body.messages?.at(-1) ?? "");
+  if (last.includes('"tool_result"')) return { text: "done" };
+  const mid = /ccmsg-mid=\\"([^"\\]+)\\"/.exec(last)?.[1];
+  if (mid === undefined) return { text: "ready" };
+  const command = [process.execPath, CLI, "reply", mid, "--to", B, "--state-dir", inst.stateDir]
+    .map(shellWord)
+    .concat(shellWord("got it, rebasing"))
+    .join(" ");
+  return { tool: { name: "Bash", input: { command, description: "answer the message" } } };
+}
+
+beforeAll(async () => {
+  inst = await startInstance();
+  model = await FakeModel.start(script);
+  cwd = join(inst.env.HOME!, "widgets");
+  mkdirSync(cwd, { recursive: true });
+  const configDir = inst.env.CLAUDE_CONFIG_DIR!;
+  // What a person has answered once: onboarding, the folder's trust, the key.
+  writeFileSync(
+    join(configDir, ".claude.json"),
+    JSON.stringify({
+      hasCompletedOnboarding: true,
+      customApiKeyResponses: { approved: [KEY], rejected: [] },
+      projects: { [cwd]: { hasTrustDialogAccepted: true } },
+    }),
+  );
+  claudeEnv = {
+    HOME: inst.env.HOME!,
+    CLAUDE_CONFIG_DIR: configDir,
+    PATH: `${BIN}:${process.env.PATH}`,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: KEY,
+    DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  };
+  // Installed as a person would, with the real `claude` on PATH registering it.
+  const installed = await runCli(["plugin", "install", "claude", "--json"], {
+    ...claudeEnv,
+    XDG_STATE_HOME: inst.env.XDG_STATE_HOME,
+    XDG_CONFIG_HOME: inst.env.XDG_CONFIG_HOME,
+    CCMSG_STATE_DIR: inst.stateDir,
+  });
+  expect(installed.code, installed.stderr).toBe(0);
+  expect(JSON.parse(installed.stdout).commands.every((c: { ran: boolean }) => c.ran)).toBe(true);
+  sender = await Peer.unix(inst.socket);
+  await sender.helloSession(B, { cwd: "/tmp/b", title: "reviewer" });
+  await sender.subscribe("inbox");
+}, 60_000);
+
+afterAll(async () => {
+  sender?.close();
+  await model?.close();
+  await inst?.stop();
+  expect(contractViolations).toEqual([]);
+});
+
+async function peers(): Promise<{
+  peers: { sid: string }[];
+  last_live: Record<string, unknown>[];
+}> {
+  const p = await Peer.unix(inst.socket);
+  await p.helloUser();
+  const snap = await p.subscribe("peers");
+  p.close();
+  return snap.data as never;
+}
+
+async function until<T>(what: string, get: () => Promise<T | undefined>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await get();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("the real Claude Code with ccmsg's plugin", () => {
+  it("a print-mode run greets, declares its end, and exits without waiting on the waiter", async () => {
+    const run = spawn(CLAUDE, ["-p", "hello", "--output-format", "json"], {
+      cwd,
+      env: claudeEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    run.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    // Claude Code waits ~30 s for background hooks before a print run exits;
+    // the waiter stands aside in such runs, so this ends long before that.
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error("claude -p still running after 20 s")),
+        20_000,
+      );
+      run.on("exit", (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(code).toBe(0);
+    const { session_id: sid, result } = JSON.parse(out) as { session_id: string; result: string };
+    expect(result).toBe("ready");
+    // hello --hook announced it with its transcript; stopping --hook made its
+    // end a pause.
+    const row = await until("the run's last_live row", async () =>
+      (await peers()).last_live.find((r) => r.sid === sid),
+    );
+    expect(row.state).toBe("paused");
+    expect(row.transcript_path).toBe(
+      join(claudeEnv.CLAUDE_CONFIG_DIR!, "projects", cwd.replaceAll("/", "-"), `${sid}.jsonl`),
+    );
+  }, 60_000);
+
+  it("an idle interactive session is woken by a message, answers it with ccmsg reply, and ends paused", async () => {
+    const tmux = ["-L", `ccmsg-test-${process.pid}`];
+    const envWords = Object.entries(claudeEnv).map(([k, v]) => shellWord(`${k}=${v}`));
+    const command = `exec env -i ${envWords.join(" ")} ${shellWord(CLAUDE)} --permission-mode default --allowedTools Bash`;
+    execFileSync("tmux", [
+      ...tmux,
+      "new-session",
+      "-d",
+      "-x",
+      "200",
+      "-y",
+      "50",
+      "-c",
+      cwd,
+      command,
+    ]);
+    const before = model.requests.length;
+    const pane = () => execFileSync("tmux", [...tmux, "capture-pane", "-p"], { encoding: "utf8" });
+    try {
+      // A person types a first prompt once the input box is up.
+      await until("the prompt", async () => (pane().includes("\u276f") ? true : undefined));
+      execFileSync("tmux", [...tmux, "send-keys", "-l", "hello"]);
+      execFileSync("tmux", [...tmux, "send-keys", "Enter"]);
+      // Its first turn ends; Stop arms the waiter.
+      const first = await model.waitFor(
+        (r) => model.requests.indexOf(r) >= before && r.sid !== undefined,
+      );
+      const sid = first.sid!;
+      await until("the waiter", async () => {
+        const res = await fetch(`${inst.http}_test/inbox-receiver/${sid}`, {
+          headers: ownerHeaders(inst.http),
+        });
+        return ((await res.json()) as { receiver: string | null }).receiver === "wait"
+          ? true
+          : undefined;
+      });
+
+      const reply = sender.next((f) => f.ev === "topic" && f.topic === "inbox", 30_000);
+      expect(
+        await sender.call("message_send", { to: sid, text: "please rebase onto main" }),
+      ).toEqual({
+        delivered: true,
+      });
+      // The session woke: the model got the message in the contract's wording.
+      const woke = await model.waitFor((r) => r.raw.includes("please rebase onto main"));
+      expect(woke.sid).toBe(sid);
+      expect(woke.raw).toContain("cross-session-message");
+      // ...and answered through the Bash tool: the reply reaches the sender.
+      const [answer] = (await reply).data as InboxMessage[];
+      expect(answer).toMatchObject({ from: sid, text: "got it, rebasing" });
+      expect(answer!.reply_to).toMatch(/\//);
+
+      execFileSync("tmux", [...tmux, "send-keys", "/exit", "Enter"]);
+      const row = await until("the session's last_live row", async () =>
+        (await peers()).last_live.find((r) => r.sid === sid && r.state === "paused"),
+      );
+      expect(row.state).toBe("paused");
+    } catch (error) {
+      console.log(pane());
+      console.log(model.requests.map((r) => `${r.sid} ${r.raw.slice(-200)}`).join("\n"));
+      throw error;
+    } finally {
+      try {
+        execFileSync("tmux", [...tmux, "kill-server"], { stdio: "ignore" });
+      } catch {}
+    }
+  }, 90_000);
+});
