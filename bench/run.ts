@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
 import { benchBoard } from "./board.js";
 import { benchContract } from "./contract.js";
+import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 
@@ -13,6 +14,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   instance: benchInstance,
   board: benchBoard,
   hud: benchHud,
+  hooks: benchHooks,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

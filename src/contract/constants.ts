@@ -75,3 +75,6 @@ export const CANDIDATES_MAX = 64;
  * envelope, both in the `kv:<ns>` frame that carries it and in `kv_read`'s
  * reply (a key is at most 256 code points; 4 KiB covers both). */
 export const KV_VALUE_MAX_BYTES = MAX_FRAME_BYTES - 4096;
+
+/** The literal that names a person as a sender (`Sender = Sid | "user"`). */
+export const USER_SENDER = "user";

@@ -2,8 +2,9 @@ import {
   DIRECT_DELIVERY_FROM,
   DIRECT_DELIVERY_FROM_MODE,
   DIRECT_DELIVERY_TAG,
+  USER_SENDER,
 } from "./constants.js";
-import { type Mid, type Sender, USER_SENDER } from "./identifiers.js";
+import type { Mid, Sender } from "./identifiers.js";
 
 /** An InboxMessage as it reaches a session through the harness socket, where
  * the recipient is a model reading one block of text rather than a frame. */

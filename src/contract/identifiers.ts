@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { USER_SENDER } from "./constants.js";
 import { Text } from "./text.js";
 
 // Identifiers and scalar types (contract §2). Every pattern is anchored at both
@@ -30,9 +31,6 @@ export const Sid = Type.String({
   description: "a session id is a lower-case UUID",
 });
 export type Sid = Static<typeof Sid>;
-
-/** The literal that names a person as a sender. */
-export const USER_SENDER = "user";
 
 /** Who sent a message: a sid, or `"user"` for a person. Spelled out rather than
  * left absent so "a person sent this" cannot be confused with "the sid got
