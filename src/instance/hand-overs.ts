@@ -27,9 +27,11 @@ export class HandOvers {
   private readonly bySid = new Map<Sid, Map<number, Connection>>();
   private readonly fates = new Map<number, (handed: boolean) => void>();
 
-  /** Mark `conn`'s inbox subscription as a hand-over one. */
-  arm(conn: Connection, mode: HandOverMode): void {
-    this.modes.set(conn, mode);
+  /** Mark `conn`'s inbox subscription as a hand-over one (or, undefined, a
+   * plain one again). */
+  arm(conn: Connection, mode: HandOverMode | undefined): void {
+    if (mode === undefined) this.modes.delete(conn);
+    else this.modes.set(conn, mode);
   }
 
   mode(conn: Connection): HandOverMode | undefined {

@@ -75,8 +75,9 @@ export class Messaging {
     return [];
   }
 
-  /** Make `conn`'s next `inbox` subscription a hand-over one (DR-0024). */
-  armHandOver(conn: Connection, mode: HandOverMode): void {
+  /** Make `conn`'s next `inbox` subscription a hand-over one (DR-0024), or
+   * a plain one (undefined). */
+  armHandOver(conn: Connection, mode: HandOverMode | undefined): void {
     this.handOvers.arm(conn, mode);
   }
 

@@ -165,6 +165,25 @@ describe("ccmsg wait --hook (the waiter)", () => {
     expect(a.wakes).toHaveLength(1);
   });
 
+  it("what a killed waiter held reaches the next prompt through inbox --hook, once", async () => {
+    const a = session();
+    const sid = a.payload("Stop").session_id as string;
+    await a.fire("SessionStart", { source: "startup" });
+    await receiverIs(sid, "wait");
+    process.kill(-[...a.background][0]!.pid!, "SIGSTOP");
+    const reply = post(sid, "for the next prompt");
+    await new Promise((r) => setTimeout(r, 300));
+    a.killBackground();
+    expect((await reply).delivered).toBe(false);
+    const [run] = await a.fire("UserPromptSubmit");
+    const context = (
+      JSON.parse(run!.stdout) as { hookSpecificOutput: { additionalContext: string } }
+    ).hookSpecificOutput.additionalContext;
+    expect(deliveries(context).map((d) => d.text)).toEqual(["for the next prompt"]);
+    const [again] = await a.fire("UserPromptSubmit");
+    expect(again!.stdout).toBe("");
+  });
+
   it("a newer waiter supersedes the older, which exits 0 in silence", async () => {
     const a = session();
     const sid = a.payload("Stop").session_id as string;

@@ -129,7 +129,7 @@ export function connectHandlers(s: Services): Handlers {
       const { caller, conn } = ctx;
       if (parsed.kind === "inbox" && caller.role === "session" && s.hub.hasInbox(caller.sid))
         await refuseForeign(conn, caller.sid, "take its inbox over");
-      if (hand_over !== undefined) s.messaging.armHandOver(conn, hand_over);
+      if (parsed.kind === "inbox") s.messaging.armHandOver(conn, hand_over);
       // The reply acknowledges; the value follows as the first frame.
       ctx.afterReply(() => s.hub.subscribe(ctx.conn, parsed, hand_over !== "take"));
       return { topic };
