@@ -4,6 +4,7 @@ import { benchBoard } from "./board.js";
 import { benchContract } from "./contract.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
+import { benchPresence } from "./presence.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
 // one JSON report; also written to bench/report.json.
@@ -13,6 +14,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   instance: benchInstance,
   board: benchBoard,
   hud: benchHud,
+  presence: benchPresence,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
