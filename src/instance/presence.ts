@@ -1,5 +1,5 @@
 import { type FSWatcher, watch } from "node:fs";
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { Logger } from "pino";
 import type { AgentInfo, AgentsData } from "../contract/agents.js";
 import { utf8Length } from "../contract/frames.js";
@@ -47,7 +47,8 @@ interface Source {
   fresh(): Promise<unknown>;
   /** The confirmation poll's pass (may be cheaper than a fresh one). */
   confirm(): Promise<unknown>;
-  onPass(listener: (snapshot: Snapshot | undefined, readAt: number) => void): void;
+  /** Returns how to stop listening. */
+  onPass(listener: (snapshot: Snapshot | undefined, readAt: number) => void): () => void;
 }
 
 export class Presence {
@@ -61,6 +62,7 @@ export class Presence {
   private agents: AgentsData = { agents: [] };
   private agentsJson = "";
   private lastProblem: string | undefined;
+  private readonly stopListening: () => void;
 
   constructor(
     kind: HarnessKind,
@@ -71,7 +73,7 @@ export class Presence {
     private readonly log: Logger,
   ) {
     this.source = kind === "claude" ? this.claude() : this.codex();
-    this.source.onPass((snapshot, readAt) => this.apply(snapshot, readAt));
+    this.stopListening = this.source.onPass((snapshot, readAt) => this.apply(snapshot, readAt));
     sessions.askHarnessWith(() => void this.fresh());
     hub.provideValue("agents", (_param, budget) => fitAgents(this.agents, budget));
     hub.onHeld((name) => {
@@ -92,6 +94,14 @@ export class Presence {
 
   private apply(snapshot: Snapshot | undefined, readAt: number): void {
     if (this.disposed) return;
+    try {
+      this.applyPass(snapshot, readAt);
+    } catch (error) {
+      this.log.error({ err: error }, "harness files: a pass could not be applied");
+    }
+  }
+
+  private applyPass(snapshot: Snapshot | undefined, readAt: number): void {
     this.sessions.setHarness(snapshot?.sessions, readAt);
     if (snapshot === undefined) return;
     if (snapshot.truncated) this.problem("harness files: more than the bound, the rest unread");
@@ -120,7 +130,7 @@ export class Presence {
       fresh: () => reader.fresh(),
       confirm: () => reader.confirm(),
       onPass: (listener) =>
-        void reader.onRead((read) => {
+        reader.onRead((read) => {
           if (!read.ok) {
             this.problem("harness files: the directory could not be read", read.error);
             return listener(undefined, read.readAt);
@@ -151,10 +161,13 @@ export class Presence {
       for (const l of listeners) l(snapshot, read.readAt);
     });
     return {
-      dir: `${this.configHome}/thread-writer-locks`,
+      dir: join(this.configHome, "thread-writer-locks"),
       fresh,
       confirm: fresh,
-      onPass: (listener) => void listeners.push(listener),
+      onPass: (listener) => {
+        listeners.push(listener);
+        return () => listeners.splice(listeners.indexOf(listener), 1);
+      },
     };
   }
 
@@ -237,6 +250,7 @@ export class Presence {
 
   dispose(): void {
     this.disposed = true;
+    this.stopListening();
     this.unwatch();
   }
 }

@@ -183,11 +183,6 @@ export class SessionFiles {
     return () => this.listeners.delete(listener);
   }
 
-  /** The last finished pass, if any. */
-  get latest(): SessionFilesRead | undefined {
-    return this.last;
-  }
-
   private async pass(full: boolean): Promise<SessionFilesRead> {
     const readAt = Date.now();
     let read: SessionFilesRead;
@@ -198,7 +193,13 @@ export class SessionFiles {
       read = { ok: false, readAt, error: (error as Error).message };
     }
     this.last = read;
-    for (const l of this.listeners) l(read);
+    for (const l of this.listeners) {
+      try {
+        l(read);
+      } catch {
+        // A listener's failure is its own: the pass and the others stand.
+      }
+    }
     return read;
   }
 

@@ -1,6 +1,5 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { freshReads } from "../fresh-read.js";
 
 // Codex's running threads (harness.md §7.4, unofficial): a thread that runs
 // holds `$CODEX_HOME/thread-writer-locks/<thread>.lock`. The file names the
@@ -68,15 +67,4 @@ export async function readThreadLocks(codexHome: string): Promise<ThreadLocksRea
     if (st !== undefined && held.has(lockId(st.dev, st.ino))) threads.push(thread);
   }
   return { ok: true, threads, readAt, truncated };
-}
-
-/** Coalesced fresh passes over one Codex home's thread locks. */
-export class ThreadLocks {
-  readonly dir: string;
-  readonly fresh: () => Promise<ThreadLocksRead>;
-
-  constructor(readonly codexHome: string) {
-    this.dir = join(codexHome, "thread-writer-locks");
-    this.fresh = freshReads(() => readThreadLocks(codexHome));
-  }
 }
