@@ -5,6 +5,7 @@ import { benchContract } from "./contract.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
+import { benchPresence } from "./presence.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
 // one JSON report; also written to bench/report.json.
@@ -15,6 +16,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   board: benchBoard,
   hud: benchHud,
   hooks: benchHooks,
+  presence: benchPresence,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -15,8 +15,13 @@ type Env = Record<string, string | undefined>;
  * variables, not the other way round). Unclaimed, it is Claude Code's.
  */
 export function configHome(env: Env = process.env): string {
-  if (env.CODEX_THREAD_ID || env.CODEX_SESSION_ID) return resolve(codexConfigHome(env));
+  if (claimingHarness(env) === "codex") return resolve(codexConfigHome(env));
   return resolve(claudeConfigHome(env));
+}
+
+/** The harness that claims this process (see `configHome`). */
+export function claimingHarness(env: Env = process.env): "claude" | "codex" {
+  return env.CODEX_THREAD_ID || env.CODEX_SESSION_ID ? "codex" : "claude";
 }
 
 /** `<basename of the config home>-<first 8 hex of sha256 of its path>`. */

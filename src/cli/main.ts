@@ -113,13 +113,21 @@ export const COMMANDS: Record<
       "  --max-wait   seconds to wait at most (default: just under the hook's 24 h timeout)",
     ].join("\n"),
   },
-  peers: { group: watch, asSession: true, help: "peers — sessions connected now and lately lost" },
+  peers: { group: watch, asSession: true, help: "peers — sessions live now and lately lost" },
+  agents: {
+    group: watch,
+    help: "agents — the sessions the harness's own files say run here",
+    more: [
+      "Each with its pid, status (and what it waits on), kind, tmux pane, directory and name,",
+      "read from the config home's sessions/ state files (Claude Code). Always as the person.",
+    ].join("\n"),
+  },
   subscribe: {
     group: watch,
     asSession: true,
     help: "subscribe <topic>… — stream topic frames as NDJSON",
     more: [
-      "Topics: inbox, notify, peers, work_items, kv:<ns>, session_status:<sid>.",
+      "Topics: inbox, notify, peers, agents, work_items, kv:<ns>, session_status:<sid>.",
       "When the instance restarts or goes away it reconnects (waiting longer each try,",
       "at most 2 s) and subscribes again; it never starts an instance itself.",
       "  --exit-on-restart  exit instead (status 0 on a restart, 1 on a lost connection)",

@@ -1,4 +1,5 @@
 import { Client } from "../client/client.js";
+import type { AgentsData } from "../contract/agents.js";
 import { ContractError } from "../contract/errors.js";
 import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
@@ -10,7 +11,7 @@ import { topicSnapshot } from "./snapshots.js";
 
 type PeersData = { peers: PeerInfo[]; last_live: LastLiveSession[] };
 
-/** `ccmsg peers` — the sessions connected now and those lately lost. Greets as
+/** `ccmsg peers` — the sessions live now and those lately lost. Greets as
  * the session when one is known, so rows answer for this session. */
 export const peers: Command = async (argv) => {
   const { values } = parse(argv, {}, "ccmsg peers");
@@ -30,10 +31,41 @@ export const peers: Command = async (argv) => {
       r: { repo: string; ws: string; branch?: string; title?: string },
     ) =>
       `${sid.slice(0, 8)}  ${(state ?? "").padEnd(14)} ${(r.repo || r.ws ? `${r.repo}/${r.ws}` : "(location unknown)").padEnd(32)} ${(r.branch ?? "").padEnd(20)} ${r.title ?? ""}`.trimEnd();
-    lines.push(data.peers.length ? "connected:" : "no connected sessions");
+    lines.push(data.peers.length ? "live:" : "no live sessions");
     for (const p of data.peers) lines.push(`  ${row(p.sid, p.state, p)}`);
     if (data.last_live.length) lines.push("lately lost:");
     for (const l of data.last_live) lines.push(`  ${row(l.sid, l.state, l)}`);
+    return lines.join("\n");
+  });
+};
+
+/** `ccmsg agents` — the harness's own list of running sessions (the `agents`
+ * topic, a person's view: it greets as the person even inside a session). */
+export const agents: Command = async (argv) => {
+  const { values } = parse(argv, {}, "ccmsg agents");
+  const client = await connectInstance(values);
+  const { reply: greeting } = await sendGreeting(client, undefined);
+  const reading = topicSnapshot<AgentsData>(client, "agents");
+  reading.catch(() => {});
+  await greeting;
+  const data = await reading;
+  client.close();
+  print(values, data, () => {
+    if (data.agents.length === 0) return "no running sessions found in the harness's files";
+    const lines = [
+      `${"SID".padEnd(8)}  ${"PID".padStart(7)}  ${"STATUS".padEnd(24)} ${"KIND".padEnd(11)} ${"TERMINAL".padEnd(8)} ${"CWD".padEnd(32)} NAME`,
+    ];
+    for (const a of data.agents) {
+      const status = a.waiting_for
+        ? `${a.status ?? "waiting"}: ${a.waiting_for}`
+        : (a.status ?? "");
+      const terminal = a.terminal_id
+        ? `${a.terminal_namespace ? `${a.terminal_namespace}/` : ""}${a.terminal_id}`
+        : "";
+      lines.push(
+        `${a.sid.slice(0, 8)}  ${String(a.pid).padStart(7)}  ${status.padEnd(24)} ${a.kind.padEnd(11)} ${terminal.padEnd(8)} ${a.cwd.padEnd(32)} ${a.name ?? ""}`.trimEnd(),
+      );
+    }
     return lines.join("\n");
   });
 };

@@ -13,6 +13,7 @@ import type { Services } from "./handlers/services.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
+import { type HarnessKind, Presence } from "./presence.js";
 import { emptySessionStatus } from "./session-status.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
@@ -26,8 +27,10 @@ export interface EngineInputs {
   clock: Clock;
   store: InstanceStore;
   log: Logger;
-  /** The harness config home whose `projects/` tree transcripts must be in. */
+  /** The harness config home whose `projects/` tree transcripts must be in,
+   * and whose files say which sessions run. */
   configHome: string;
+  harness: HarnessKind;
   self(): InstanceInfo;
   httpAddresses(): string[];
   shutdown(reason: string): void;
@@ -37,6 +40,7 @@ export interface Engines {
   hub: TopicHub;
   sessions: Sessions;
   messaging: Messaging;
+  presence: Presence;
   board: WorkItemsTopic;
   runner: MutationRunner;
   dispatcher: Dispatcher;
@@ -63,6 +67,7 @@ export function buildEngines(input: EngineInputs): Engines {
     return fit.data;
   });
   hub.provideValue("session_status", emptySessionStatus);
+  const presence = new Presence(input.harness, input.configHome, id, sessions, hub, log);
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
@@ -75,6 +80,7 @@ export function buildEngines(input: EngineInputs): Engines {
     startedAt: input.startedAt,
     log,
     sessions,
+    presence,
     messaging,
     hub,
     kv,
@@ -89,7 +95,7 @@ export function buildEngines(input: EngineInputs): Engines {
     if (identity.role === "session") sessions.touch(identity.sid);
   });
   const runner = new MutationRunner(undefined);
-  return { hub, sessions, messaging, board, runner, dispatcher, connections };
+  return { hub, sessions, messaging, presence, board, runner, dispatcher, connections };
 }
 
 /** Every op this build implements, by plane; an op missing here answers

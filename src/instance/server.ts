@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { InstanceLock } from "../instance-lock.js";
-import { claudeConfigHome, stateFiles } from "../paths.js";
+import { claimingHarness, configHome, stateFiles } from "../paths.js";
 import { prepareStateDir } from "../state-dir.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
@@ -87,7 +87,8 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       return stopping;
     };
     const engines = buildEngines({
-      ...{ id, startedAt, clock, store: opened, log, configHome: claudeConfigHome(env) },
+      ...{ id, startedAt, clock, store: opened, log, configHome: configHome(env) },
+      harness: claimingHarness(env),
       self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
       shutdown: (reason) => void stop(reason),

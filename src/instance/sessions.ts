@@ -1,5 +1,11 @@
 import { basename } from "node:path";
-import { CANDIDATES_MAX, LAST_LIVE_RETENTION_MS } from "../contract/constants.js";
+import {
+  CANDIDATES_MAX,
+  LAST_LIVE_RETENTION_MS,
+  META_PATH_MAX_CHARS,
+  PROTOCOL_VERSION,
+  TITLE_MAX_CHARS,
+} from "../contract/constants.js";
 import type { InstanceId, Sid } from "../contract/identifiers.js";
 import {
   type CandidateSession,
@@ -14,18 +20,48 @@ import type { LastLiveStore } from "../store/last-live.js";
 import type { Clock } from "./clock.js";
 import type { Connection } from "./wire/connection.js";
 
-/** What the instance knows of one connected session. */
+/** What the harness says of one running session (presence.ts reads it from
+ * the harness's own files). */
+export interface HarnessPresence {
+  sid: Sid;
+  cwd?: string;
+  /** The harness's name for the session; the title when it stated none. */
+  name?: string;
+  /** Stopped at something a person must answer (a dialog). */
+  waiting: boolean;
+  /** Reachable without a connection: a messaging socket or a terminal. */
+  reachable: boolean;
+}
+
+/** What the instance knows of one live session: it holds a connection, or
+ * its harness process runs, or both. */
 export interface LiveSession {
   sid: Sid;
+  /** What the rows show: the stated meta, completed from the harness. */
   meta: SessionMeta;
+  /** What the session stated (hello), merged field by field. */
+  stated: SessionMeta;
   connections: Set<Connection>;
+  /** Its harness process runs, as the last pass over the harness files saw. */
+  harness?: HarnessPresence;
+  /** What its harness last said of it (kept after the harness row goes, so a
+   * lost row keeps the directory it was seen in). */
+  harnessMeta: SessionMeta;
   connected_at: number;
-  last_activity_at: number;
+  /** The most recent request on any of its connections; absent while it
+   * never held one. */
+  last_activity_at?: number;
   last_user_input_at?: number;
   protocol_version: number;
   client_version?: string;
-  /** Held from `session_stopping` until the last connection closes. */
+  /** Held from `session_stopping` until the session is lost — its last
+   * connection closed and its process ended. */
   stopped_at?: number;
+  /** The newest instant it was known alive without a connection. */
+  seen_at?: number;
+  /** Lost its last connection with no harness row known: the next pass
+   * decides whether it lives on (its process runs) or is lost. */
+  awaiting_pass?: boolean;
 }
 
 /** Where a sid stands now. */
@@ -36,10 +72,10 @@ export type SessionLookup =
 
 /**
  * The session registry, keyed by sid. A session may hold several connections;
- * it is live while it holds one. When its last connection closes it moves to
- * `last_live`, as `paused` if it declared `session_stopping` (the declaration
- * and the disconnect are one event, in that order) and `disappeared`
- * otherwise.
+ * it is live while it holds one or while its harness process runs (DR-0025).
+ * When it has neither it moves to `last_live`, as `paused` if it declared
+ * `session_stopping` (the declaration and the loss are one event, in that
+ * order) and `disappeared` otherwise.
  */
 export class Sessions {
   private readonly live = new Map<Sid, LiveSession>();
@@ -52,6 +88,10 @@ export class Sessions {
   private readonly lifecycle: ((s: LiveSession | LastLiveSession) => void)[] = [];
   private expiryTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Asks for a pass over the harness files (presence.ts), whose answer comes
+   * back through `setHarness`. Without one, losing the last connection is
+   * losing the session. */
+  private askHarness: (() => void) | undefined;
 
   /**
    * @param persist queues a store write (the instance's group commit), so a
@@ -108,33 +148,14 @@ export class Sessions {
       this.lost.delete(sid);
       this.persist(() => this.store.remove(sid));
     }
-    let s = this.live.get(sid);
-    if (s === undefined) {
-      const first = this.firstSeen.get(sid) ?? now;
-      this.firstSeen.set(sid, first);
-      s = {
-        sid,
-        meta: {},
-        connections: new Set(),
-        connected_at: first,
-        last_activity_at: now,
-        protocol_version: protocolVersion,
-      };
-      this.live.set(sid, s);
-      // What the session stated before it was lost still holds: an omitted
-      // field never withdraws a stated one, across a reconnect too.
-      if (earlier !== undefined) {
-        for (const key of SESSION_META_KEYS) {
-          const value = earlier[key];
-          if (typeof value === "string" && value !== "") s.meta[key] = value;
-        }
-      }
-    }
+    const s = this.live.get(sid) ?? this.register(sid, earlier, now);
     for (const key of SESSION_META_KEYS) {
       const value = meta[key];
-      if (value !== undefined) s.meta[key] = value;
+      if (value !== undefined) s.stated[key] = value;
     }
+    this.refreshMeta(s);
     s.connections.add(conn);
+    s.awaiting_pass = undefined;
     s.protocol_version = protocolVersion;
     if (clientVersion !== undefined) s.client_version = clientVersion;
     s.last_activity_at = now;
@@ -142,13 +163,117 @@ export class Sessions {
     this.changed();
   }
 
-  /** A connection of a session closed. */
+  /** A new live record for `sid`, keeping what it stated before it was lost:
+   * an omitted field never withdraws a stated one, across a reconnect too. */
+  private register(sid: Sid, earlier: LastLiveSession | undefined, now: number): LiveSession {
+    const first = this.firstSeen.get(sid) ?? now;
+    this.firstSeen.set(sid, first);
+    const s: LiveSession = {
+      sid,
+      meta: {},
+      stated: {},
+      harnessMeta: {},
+      connections: new Set(),
+      connected_at: first,
+      protocol_version: PROTOCOL_VERSION,
+    };
+    if (earlier !== undefined) {
+      for (const key of SESSION_META_KEYS) {
+        const value = earlier[key];
+        if (typeof value === "string" && value !== "") s.stated[key] = value;
+      }
+    }
+    this.live.set(sid, s);
+    return s;
+  }
+
+  /** The meta rows show: what the session stated, completed by what its
+   * harness says (its directory; its name as the title). */
+  private refreshMeta(s: LiveSession): void {
+    const h = s.harness;
+    if (h?.cwd !== undefined && h.cwd.length <= META_PATH_MAX_CHARS) s.harnessMeta.cwd = h.cwd;
+    if (h?.name !== undefined && h.name.length <= TITLE_MAX_CHARS) s.harnessMeta.title = h.name;
+    s.meta = { ...s.harnessMeta, ...s.stated };
+  }
+
+  /** Ask for a pass over the harness files when a session's last connection
+   * closes and no harness row is known for it. */
+  askHarnessWith(ask: () => void): void {
+    this.askHarness = ask;
+  }
+
+  /**
+   * A pass over the harness files: `rows` are the sessions whose process runs
+   * now, `seenAt` when the pass started. A session found that was not live is
+   * live again (from last_live too); a live one no longer found is lost once it
+   * holds no connection either. `undefined` (the pass failed) finds and loses
+   * nothing by the harness, but settles the sessions waiting on a pass as
+   * before harness presence: lost.
+   */
+  setHarness(rows: ReadonlyMap<Sid, HarnessPresence> | undefined, seenAt: number): void {
+    if (this.closed) return;
+    let changed = false;
+    if (rows !== undefined) {
+      for (const [sid, h] of rows) {
+        let s = this.live.get(sid);
+        if (s === undefined) {
+          const earlier = this.lost.get(sid);
+          if (earlier !== undefined) {
+            this.lost.delete(sid);
+            this.persist(() => this.store.remove(sid));
+          }
+          s = this.register(sid, earlier, this.clock.now());
+          s.harness = h;
+          this.refreshMeta(s);
+          for (const l of this.lifecycle) l(s);
+          changed = true;
+        } else if (!sameHarness(s.harness, h)) {
+          s.harness = h;
+          this.refreshMeta(s);
+          changed = true;
+        }
+        s.seen_at = Math.max(s.seen_at ?? 0, seenAt);
+        if (s.awaiting_pass) s.awaiting_pass = undefined;
+      }
+    }
+    for (const s of [...this.live.values()]) {
+      if (rows !== undefined && s.harness !== undefined && !rows.has(s.sid)) {
+        s.harness = undefined;
+        changed = true;
+        if (s.connections.size === 0) this.lose(s);
+      } else if (s.awaiting_pass && s.connections.size === 0 && s.harness === undefined) {
+        this.lose(s);
+      }
+    }
+    if (changed) this.changed();
+  }
+
+  /** Whether `sid` holds a connection now. */
+  connected(sid: Sid): boolean {
+    return (this.live.get(sid)?.connections.size ?? 0) > 0;
+  }
+
+  /** A connection of a session closed. Its last one: the session lives on
+   * while its harness process runs; when no harness row is known, a pass over
+   * the harness files decides (and the row stays as it was until then). */
   detach(conn: Connection, sid: Sid): void {
     if (this.closed) return;
     const s = this.live.get(sid);
     if (s === undefined || !s.connections.delete(conn) || s.connections.size > 0) return;
-    this.live.delete(sid);
-    this.record(s);
+    s.seen_at = this.clock.now();
+    if (s.harness !== undefined) {
+      this.changed();
+    } else if (this.askHarness === undefined) {
+      this.lose(s);
+    } else {
+      s.awaiting_pass = true;
+      this.askHarness();
+    }
+  }
+
+  private lose(s: LiveSession): void {
+    this.live.delete(s.sid);
+    this.record(s, s.seen_at);
   }
 
   /** The instance is stopping: every session still connected was running
@@ -161,14 +286,14 @@ export class Sessions {
     this.dispose();
   }
 
-  private record(s: LiveSession): void {
+  private record(s: LiveSession, seenAt?: number): void {
     const sid = s.sid;
     const now = this.clock.now();
     const row: LastLiveSession = {
       sid,
       instance: this.instanceId,
       ...this.location(s.meta),
-      last_seen_at: now,
+      last_seen_at: seenAt ?? now,
       connected_at: s.connected_at,
     };
     for (const key of [
@@ -190,7 +315,8 @@ export class Sessions {
     this.changed();
   }
 
-  /** The session declared it is about to stop; held until it disconnects. */
+  /** The session declared it is about to stop; held until it is lost (its
+   * SessionEnd hook connects, declares and leaves before its process ends). */
   declareStopping(sid: Sid): number {
     const now = this.clock.now();
     const s = this.live.get(sid);
@@ -256,7 +382,7 @@ export class Sessions {
     const near = [...this.live.values()].filter(
       (s) => s.sid !== row.sid && (s.meta.repo_root ?? s.meta.cwd) === root,
     );
-    near.sort((a, b) => b.last_activity_at - a.last_activity_at);
+    near.sort((a, b) => (b.last_activity_at ?? 0) - (a.last_activity_at ?? 0));
     return near.slice(0, CANDIDATES_MAX).map((s) => {
       const c: CandidateSession = { sid: s.sid, instance: this.instanceId };
       const { ws } = this.location(s.meta);
@@ -273,11 +399,16 @@ export class Sessions {
         sid: s.sid,
         instance: this.instanceId,
         ...this.location(s.meta),
-        state: classify({ connected: true }),
+        state: classify({
+          connected: true,
+          waiting: s.harness?.waiting === true,
+          // One waiting on a pass is shown as it was until the pass decides.
+          reachable: s.connections.size > 0 || s.awaiting_pass === true || s.harness?.reachable,
+        }),
         connected_at: s.connected_at,
-        last_activity_at: s.last_activity_at,
         protocol_version: s.protocol_version,
       };
+      if (s.last_activity_at !== undefined) row.last_activity_at = s.last_activity_at;
       for (const key of ["transcript_path", "repo_root", "branch", "title"] as const) {
         if (s.meta[key] !== undefined) row[key] = s.meta[key];
       }
@@ -339,4 +470,14 @@ export class Sessions {
   dispose(): void {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
   }
+}
+
+function sameHarness(a: HarnessPresence | undefined, b: HarnessPresence): boolean {
+  return (
+    a !== undefined &&
+    a.cwd === b.cwd &&
+    a.name === b.name &&
+    a.waiting === b.waiting &&
+    a.reachable === b.reachable
+  );
 }

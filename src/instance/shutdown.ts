@@ -19,6 +19,7 @@ export interface StopParts {
   board: WorkItemsTopic;
   store: InstanceStore;
   sessions: Sessions;
+  presence: { dispose(): void };
   hub: TopicHub;
   connections: ReadonlySet<Connection>;
   uds: KeptSocket;
@@ -46,6 +47,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   const restarting = encodeEvent({ ev: "restarting", instance: parts.id });
   for (const conn of parts.connections) conn.send(restarting);
   parts.store.queue.flush();
+  parts.presence.dispose();
   parts.sessions.close();
   parts.hub.dispose();
   for (const conn of parts.connections) conn.close();

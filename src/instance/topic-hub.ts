@@ -60,6 +60,7 @@ export class TopicHub {
   private readonly throttled = new WeakSet<Connection>();
   private inboxReading: ((sid: string, conn: Connection) => void) | undefined;
   private inboxEnded: ((sid: string, conn: Connection) => void) | undefined;
+  private readonly heldListeners: ((name: string, count: number) => void)[] = [];
   private readonly values: Partial<Record<TopicKind, ValueProvider>> = {};
   private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>> = {};
   private readonly dirty = new Set<string>();
@@ -105,12 +106,16 @@ export class TopicHub {
    * for `event` topics). A session's `inbox` subscription makes the
    * connection its receiver unless `receiver` is false (a one-off take). */
   subscribe(conn: Connection, topic: ParsedTopic, receiver = true): void {
+    // Closed while its request waited (a fresh read): nothing to hold, and
+    // its close listeners have run already.
+    if (conn.isClosed) return;
     const { name, kind, param } = topic;
     const sub = this.subscriber(conn);
     const set = this.subscribers.get(name) ?? new Set();
     set.add(conn);
     this.subscribers.set(name, set);
     sub.topics.add(name);
+    for (const l of this.heldListeners) l(name, set.size);
     const { granularity } = TOPIC_ATTRIBUTES[kind];
     const identity = conn.identity;
     if (kind === "inbox" && identity?.role === "session" && receiver)
@@ -147,7 +152,7 @@ export class TopicHub {
 
   unsubscribe(conn: Connection, name: string): void {
     const set = this.subscribers.get(name);
-    set?.delete(conn);
+    if (set?.delete(conn)) for (const l of this.heldListeners) l(name, set.size);
     if (set?.size === 0) this.subscribers.delete(name);
     const sub = this.held.get(conn);
     sub?.topics.delete(name);
@@ -364,6 +369,12 @@ export class TopicHub {
         conn.outbound.value(this.valueKey(name), line);
       }
     }
+  }
+
+  /** Told whenever the number of subscribers of a name changed: upstream
+   * work runs only while a topic is held (contract §5.5). */
+  onHeld(listener: (name: string, count: number) => void): void {
+    this.heldListeners.push(listener);
   }
 
   /** Subscribers of a name, for tests and metrics. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./instance.js";
 
@@ -108,6 +108,31 @@ export class FakeClaudeSession {
     this.wakes.push(stderr);
     for (const l of this.wakeListeners) l();
     void this.fire("Stop", { stop_hook_active: false });
+  }
+
+  /**
+   * Claude Code's state file for this session (harness spec §5.1), naming
+   * this test process as the harness: it lives, and the hooks run below it,
+   * as they run below Claude Code. One per test process at a time.
+   */
+  writeStateFile(configDir: string): () => void {
+    const dir = join(configDir, "sessions");
+    mkdirSync(dir, { recursive: true });
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const procStart = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    const path = join(dir, `${process.pid}.json`);
+    const row = {
+      pid: process.pid,
+      sessionId: this.sid,
+      cwd: this.cwd,
+      startedAt: Date.now(),
+      procStart,
+      kind: "interactive",
+      entrypoint: "cli",
+      status: "idle",
+    };
+    writeFileSync(path, JSON.stringify(row));
+    return () => rmSync(path, { force: true });
   }
 
   /** Resolves once `n` wakes happened in all. */

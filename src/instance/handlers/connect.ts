@@ -125,6 +125,8 @@ export function connectHandlers(s: Services): Handlers {
           `topic ${parsed.kind}: not implemented in this build`,
         );
       }
+      // Who runs is read fresh before the first frame says so (DR-0025).
+      if (parsed.kind === "peers" || parsed.kind === "agents") await s.presence.fresh();
       // Taking a live inbox over is the session's own business.
       const { caller, conn } = ctx;
       if (parsed.kind === "inbox" && caller.role === "session" && s.hub.hasInbox(caller.sid))

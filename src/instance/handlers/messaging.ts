@@ -6,7 +6,10 @@ import type { Services } from "./services.js";
  * comes from the connection's identity, never from arguments. */
 export function messagingHandlers(s: Services): Handlers {
   return {
-    message_send(args, { caller }) {
+    async message_send(args, { caller }) {
+      // An addressee without a connection may still run (or have ended):
+      // read who runs first. A connected one costs no read (DR-0025).
+      if (!s.sessions.connected(args.to)) await s.presence.fresh();
       return s.messaging.send(caller.role === "session" ? caller.sid : "user", args);
     },
 

@@ -3,6 +3,7 @@ import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
 import type { Messaging } from "../messaging.js";
+import type { Presence } from "../presence.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 
@@ -13,6 +14,8 @@ export interface Services {
   startedAt: number;
   log: Logger;
   sessions: Sessions;
+  /** Which sessions run, from the harness's files; `fresh()` before acting. */
+  presence: Pick<Presence, "fresh">;
   messaging: Messaging;
   hub: TopicHub;
   kv: Kv;
