@@ -168,10 +168,11 @@ function waitOn(
 }
 
 /**
- * `ccmsg inbox --hook` (UserPromptSubmit): the held messages that fit
- * Claude Code's 10,000-character `additionalContext`, oldest first, with a
- * note about the rest (which stay held). Prints nothing when nothing is held;
- * never fails the prompt.
+ * `ccmsg inbox --hook` (UserPromptSubmit, and Codex's Stop): the held
+ * messages that fit the harness's 10,000-character context, oldest first, with
+ * a note about the rest (which stay held) — as `additionalContext`, or at Stop
+ * as a `decision: "block"` whose reason the model reads and carries on with.
+ * Prints nothing when nothing is held; never fails the prompt.
  */
 export async function inboxHook(flags: Flags): Promise<void> {
   const quiet = () => process.exit(0);
@@ -186,7 +187,12 @@ export async function inboxHook(flags: Flags): Promise<void> {
     if (held.length === 0) return quiet();
     const { text, included } = fitMessages(held, ADDITIONAL_CONTEXT_MAX_CHARS);
     const event = stringField(payload, "hook_event_name") ?? "UserPromptSubmit";
-    const out = { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
+    // At Stop the messages keep the turn going (Codex, which cannot be woken
+    // later); elsewhere they join the prompt's context.
+    const out =
+      event === "Stop"
+        ? { decision: "block", reason: text }
+        : { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
     // Confirmed first: the output is acted on only after a clean exit, and
     // the process exits right after writing it. The deadline no longer
     // applies: what is confirmed must be written.

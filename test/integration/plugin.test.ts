@@ -404,9 +404,10 @@ describe("ccmsg plugin … codex", () => {
     expect(r.code, r.stderr).toBe(0);
     const hooks = readJson(join(s.codexHome, "hooks.json"));
     expect(checkHooksShape(hooks)).toEqual([]);
-    expect(hooks.hooks.Stop).toEqual(JSON.parse(USER_HOOKS).hooks.Stop);
-    for (const event of ["SessionStart", "UserPromptSubmit", "SessionEnd"])
-      expect(handlers(hooks, event)).toHaveLength(1);
+    // The person's Stop hook stays, beside ccmsg's.
+    expect(hooks.hooks.Stop.slice(0, -1)).toEqual(JSON.parse(USER_HOOKS).hooks.Stop);
+    for (const event of ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
+      expect(handlers(hooks, event).filter((h) => h.command.includes("ccmsg-"))).toHaveLength(1);
     expect(hooks.hooks.SessionStart[0].matcher).toBe("startup|resume|clear");
     // The person's indentation is kept.
     expect(readFileSync(join(s.codexHome, "hooks.json"), "utf8")).toMatch(/^\{\n {4}"hooks"/);

@@ -1,12 +1,19 @@
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDirectDelivery } from "../../src/contract/direct-delivery.js";
 import type { DirectDelivery } from "../../src/contract/index.js";
 import { FakeClaudeSession } from "../helpers/fake-claude-hooks.js";
 import { ownerHeaders } from "../helpers/http.js";
-import { CLI, childEnv, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import {
+  CLI,
+  childEnv,
+  ROOT,
+  runCli,
+  startInstance,
+  type TestInstance,
+} from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // Wake-up and delivery through Claude Code's documented hooks (issue 9, item
@@ -276,6 +283,26 @@ describe("ccmsg inbox --hook (UserPromptSubmit)", () => {
     ]);
     const [again] = await a.fire("UserPromptSubmit");
     expect(again).toMatchObject({ code: 0, stdout: "" });
+  });
+
+  it("at Codex's Stop, held messages keep the turn going (decision: block)", async () => {
+    const sid = newSid();
+    await runCli(["hello", "--sid", sid, "--cwd", "/tmp"], env);
+    await post(sid, "one more thing: update the changelog");
+    const payload = JSON.parse(
+      readFileSync(join(ROOT, "test", "fixtures", "codex", "hooks", "stop.json"), "utf8"),
+    );
+    const r = await runCli(
+      ["inbox", "--hook", "--state-dir", inst.stateDir],
+      env,
+      JSON.stringify({ ...payload, session_id: sid }),
+    );
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { decision: string; reason: string };
+    expect(out.decision).toBe("block");
+    expect(deliveries(out.reason).map((d) => d.text)).toEqual([
+      "one more thing: update the changelog",
+    ]);
   });
 
   it("keeps within 10,000 characters; the rest stays held and the context says so", async () => {

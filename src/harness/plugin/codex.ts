@@ -57,6 +57,9 @@ const HOOKS = [
     timeout: 10,
   },
   { event: "UserPromptSubmit", name: "user-prompt-submit", verb: "inbox", timeout: 10 },
+  // Codex cannot be woken once idle: messages that arrived during a turn keep
+  // it going at its end (a Stop hook's `decision: "block"`).
+  { event: "Stop", name: "stop", verb: "inbox", timeout: 10 },
   { event: "SessionEnd", name: "session-end", verb: "stopping", timeout: 3 },
 ] as const;
 
