@@ -19,9 +19,21 @@ export interface CcmsgConfig {
   handoff_path?: string;
   /** Linear tracking; only `project` is read today. */
   linear?: { project?: string };
+  /** Route (a): write messages straight into the recipient harness (its
+   * messaging socket, or `codex queue`). On unless `false`. */
+  direct_delivery?: boolean;
+  /** The `codex` executable route (a) runs for Codex (default: `codex` on PATH). */
+  codex_command?: string;
 }
 
-const KNOWN_KEYS = ["checks", "budget_usd", "handoff_path", "linear"];
+const KNOWN_KEYS = [
+  "checks",
+  "budget_usd",
+  "handoff_path",
+  "linear",
+  "direct_delivery",
+  "codex_command",
+];
 
 /** Read and check the config; a missing file is the empty config. */
 export function loadConfig(path: string): CcmsgConfig {
@@ -88,6 +100,15 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     if (l.project !== undefined && !nonEmpty(l.project))
       throw bad("linear.project", "must be a non-empty string");
     out.linear = l.project === undefined ? {} : { project: l.project };
+  }
+  if (value.direct_delivery !== undefined) {
+    if (typeof value.direct_delivery !== "boolean")
+      throw bad("direct_delivery", "must be true or false");
+    out.direct_delivery = value.direct_delivery;
+  }
+  if (value.codex_command !== undefined) {
+    if (!nonEmpty(value.codex_command)) throw bad("codex_command", "must be a non-empty string");
+    out.codex_command = value.codex_command;
   }
   return out;
 }

@@ -4,6 +4,7 @@ import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
+import { directSetup } from "./direct-route.js";
 import { Dispatcher, type Handlers } from "./dispatch.js";
 import { mirrorSessions } from "./ecc-mirror.js";
 import { connectHandlers } from "./handlers/connect.js";
@@ -31,6 +32,8 @@ export interface EngineInputs {
    * and whose files say which sessions run. */
   configHome: string;
   harness: HarnessKind;
+  /** The instance's environment (ccmsg's config file, the harness it serves). */
+  env: NodeJS.ProcessEnv;
   self(): InstanceInfo;
   httpAddresses(): string[];
   shutdown(reason: string): void;
@@ -69,7 +72,8 @@ export function buildEngines(input: EngineInputs): Engines {
   hub.provideValue("session_status", emptySessionStatus);
   const presence = new Presence(input.harness, input.configHome, id, sessions, hub, log);
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
-  const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log);
+  const direct = directSetup(input.env, input.harness, input.configHome, log);
+  const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
   const board = serveWorkItems(store.db, hub);
   const capabilities = new Set<Capability>();

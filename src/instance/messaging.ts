@@ -12,6 +12,7 @@ import type {
 import { lostStateOf } from "../contract/peers.js";
 import type { InboxStore } from "../store/inbox.js";
 import type { Clock } from "./clock.js";
+import { DirectRoute, type DirectSetup } from "./direct-route.js";
 import { HandOvers } from "./hand-overs.js";
 import type { Sessions } from "./sessions.js";
 import type { TopicHub } from "./topic-hub.js";
@@ -33,6 +34,8 @@ export class Messaging {
   /** Sids that got new held messages while an offer was in progress. */
   private readonly offerAgain = new Set<Sid>();
   private readonly handOvers = new HandOvers();
+  /** Route (a): straight into the recipient's harness. */
+  readonly direct: DirectRoute;
 
   constructor(
     private readonly instanceId: string,
@@ -41,7 +44,9 @@ export class Messaging {
     private readonly hub: TopicHub,
     private readonly clock: Clock,
     private readonly log: Logger,
+    direct: DirectSetup,
   ) {
+    this.direct = new DirectRoute(direct, inbox, this.directHooks(), () => clock.now(), log);
     // Mids resume above every mid this instance ever issued, so a `reply_to`
     // never points at a reused mid.
     this.counter = inbox.midFloor();
@@ -136,6 +141,8 @@ export class Messaging {
     };
     if (args.reply_to !== undefined) message.reply_to = args.reply_to;
     if (from === "user") this.sessions.markUserInput(args.to);
+    const direct = await this.direct.send(args.to, counter, message);
+    if (direct !== undefined) return direct;
 
     if (target.kind === "live") {
       const holder = this.hub.inboxHolder(args.to);
@@ -163,6 +170,21 @@ export class Messaging {
     const result = await this.hold(args.to, counter, message, state);
     if (result.reason === state) result.candidates = this.sessions.candidates(target.row);
     return result;
+  }
+
+  private directHooks() {
+    return {
+      hold: (sid: Sid, counter: number, m: InboxMessage) => this.hold(sid, counter, m, "throttled"),
+      recordDelivered: (sid: Sid, counter: number, m: InboxMessage) =>
+        this.inbox.recordDelivered(sid, counter, m).catch((error: unknown) => {
+          this.log.warn({ err: error, sid }, "delivered message not recorded");
+        }),
+      offerElsewhere: (sid: Sid) => {
+        const conn = this.hub.inboxHolder(sid);
+        if (conn !== undefined) this.offerHeld(sid, conn);
+      },
+      claimedElsewhere: (sid: Sid) => this.handOvers.claimed(sid),
+    };
   }
 
   /**

@@ -87,7 +87,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       return stopping;
     };
     const engines = buildEngines({
-      ...{ id, startedAt, clock, store: opened, log, configHome: configHome(env) },
+      ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
       harness: claimingHarness(env),
       self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),

@@ -25,6 +25,10 @@ export class InboxStore {
   private readonly maxCounter;
   private readonly countAllHeld;
   private readonly heldCounts = new Map<string, number>();
+  /** Per sid, the held message a direct offer is handing over on its own
+   * (contract §7.7: one offer per sid at a time), left out of every peek and
+   * take meanwhile. */
+  private readonly claimed = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -185,8 +189,13 @@ export class InboxStore {
     }
   }
 
+  /** Held rows (not expired), oldest first — without the one a direct
+   * offer claimed (`claimOldest`), which no peek or take may see. */
   private heldRows(sid: string, cutoff: number): HeldMessage[] {
-    const rows = this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[];
+    const claimed = this.claimed.get(sid);
+    const rows = (
+      this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[]
+    ).filter((r) => r.counter !== claimed);
     return rows.map((r) => ({
       counter: r.counter,
       message: JSON.parse(r.message) as InboxMessage,
@@ -204,6 +213,41 @@ export class InboxStore {
     // Recounted by the next hold, inside its own transaction.
     this.heldCounts.delete(sid);
     return rows.map((r) => r.message);
+  }
+
+  /**
+   * Claim the oldest message held for `sid` (not expired), for an offer that
+   * hands messages over one at a time and stops at the first that does not
+   * get through: until `settleClaim`, no peek or take includes it, so it
+   * never leaves on two routes; messages in `skip` (claimed by a hand-over)
+   * are passed over. Commits what is queued first, so it sees every accepted
+   * message. `undefined` when nothing is held, the sid has a claim already,
+   * or another process holds the write lock (everything stays held).
+   */
+  claimOldest(
+    sid: string,
+    now: number,
+    retentionMs: number,
+    skip: ReadonlySet<number>,
+  ): HeldMessage | undefined {
+    if (this.claimed.has(sid) || !this.queue.flush()) return undefined;
+    const oldest = this.heldRows(sid, now - retentionMs).find((r) => !skip.has(r.counter));
+    if (oldest !== undefined) this.claimed.set(sid, oldest.counter);
+    return oldest;
+  }
+
+  /** End a claim: a message that got through is recorded delivered (the
+   * promise settles once committed); one that did not stays held. */
+  async settleClaim(sid: string, counter: number, delivered: boolean, now: number): Promise<void> {
+    try {
+      if (delivered)
+        await this.queue.run(() => {
+          this.markDelivered.run(now, sid, counter);
+          this.heldCounts.delete(sid);
+        });
+    } finally {
+      this.claimed.delete(sid);
+    }
   }
 
   /**

@@ -33,6 +33,8 @@ describe("ccmsg's config file", () => {
       budget_usd: 5,
       handoff_path: "~/handoffs/widgets.md",
       linear: { project: "Widgets" },
+      direct_delivery: false,
+      codex_command: "/opt/codex/bin/codex",
     };
     expect(loadConfig(file(config))).toEqual(config);
   });
@@ -56,6 +58,8 @@ describe("ccmsg's config file", () => {
       ],
       [{ handoff_path: 3 }, "handoff_path: must be a non-empty string"],
       [{ linear: { team: "x" } }, "linear.team: unknown key"],
+      [{ direct_delivery: "off" }, "direct_delivery: must be true or false"],
+      [{ codex_command: "" }, "codex_command: must be a non-empty string"],
       [[], "(top level): must be a JSON object"],
     ];
     for (const [content, expected] of cases) {

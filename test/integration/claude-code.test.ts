@@ -6,7 +6,14 @@ import type { InboxMessage } from "../../src/contract/index.js";
 import { shellWord } from "../../src/harness/plugin/command-line.js";
 import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
 import { ownerHeaders } from "../helpers/http.js";
-import { CLI, ROOT, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import {
+  CLI,
+  isolatedHome,
+  ROOT,
+  runCli,
+  startInstance,
+  type TestInstance,
+} from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // The real Claude Code (npm @anthropic-ai/claude-code, a devDependency) with
@@ -41,7 +48,16 @@ function script(req: ModelRequest) {
 }
 
 beforeAll(async () => {
-  inst = await startInstance();
+  // These tests are about the hooks: delivery straight into the harness's
+  // socket (route (a), which would reach an idle session first) is off here
+  // and tested on its own in direct-delivery-real-claude.test.ts.
+  const home = isolatedHome();
+  mkdirSync(join(home.env.XDG_CONFIG_HOME!, "ccmsg"), { recursive: true });
+  writeFileSync(
+    join(home.env.XDG_CONFIG_HOME!, "ccmsg", "config.json"),
+    JSON.stringify({ direct_delivery: false }),
+  );
+  inst = await startInstance({ env: home.env });
   model = await FakeModel.start(script);
   cwd = join(inst.env.HOME!, "widgets");
   mkdirSync(cwd, { recursive: true });
