@@ -16,7 +16,7 @@ import type { InboxStore } from "../store/inbox.js";
 // Route (a) of message delivery (contract §7.7 step 3, harness.md §5.2, §7.3;
 // DR-0026): straight into the recipient's harness, before the `inbox` topic.
 // Its outcome is delivered, parked (the harness keeps it for its person to
-// release: recorded as handed over, answered `throttled`), refused (the
+// release: handed over all the same, answered `delivered`), refused (the
 // harness declined: hold, `throttled`) or unavailable (any precondition or
 // step failed: the next route decides).
 
@@ -136,10 +136,11 @@ export class DirectRoute {
     }
     this.release(sid, outcome);
     if (outcome === "parked") {
-      // Out of ccmsg's hands: offering it again would deliver it twice, and
-      // around the gate its person set.
+      // The harness has it and shows it once its person releases it: handed
+      // over, so recorded and answered so — offering it again would deliver
+      // it twice, and around the gate its person set.
       await this.hooks.recordDelivered(sid, counter, message);
-      return { delivered: false, reason: "throttled" };
+      return { delivered: true };
     }
     return outcome === "refused" ? this.hooks.hold(sid, counter, message) : undefined;
   }

@@ -55,6 +55,16 @@ export class Messaging {
     hub.onInboxReading((sid, conn) => this.offerHeld(sid, conn));
     // What a hand-over subscriber claimed and did not confirm is held again.
     hub.onInboxEnded((sid, conn) => this.afterRelease(sid, this.handOvers.releaseAll(conn)));
+    // A session that is live again is offered what is held for it through its
+    // harness (contract §7.7: an event, never a timer).
+    const live = new Set<Sid>();
+    sessions.onLifecycle((s) => {
+      if (!("connections" in s)) live.delete(s.sid);
+      else if (!live.has(s.sid)) {
+        live.add(s.sid);
+        void this.direct.offerHeld(s.sid);
+      }
+    });
   }
 
   /**

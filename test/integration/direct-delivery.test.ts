@@ -33,6 +33,29 @@ type Msg = { mid: string; text: string };
 const rowsOf = (sid: string) => inboxRows(inst.stateDir).filter((r) => r.sid === sid);
 
 describe("route (a): into the harness messaging socket", () => {
+  it("what was held while a session was gone reaches its harness once it is live again", async () => {
+    const [A, B] = [newSid(), newSid()];
+    const a = await session(A);
+    (await session(B)).close();
+    const held = await a.call<{ delivered: boolean }>("message_send", {
+      to: B,
+      text: "while away",
+    });
+    expect(held.delivered).toBe(false);
+    // Its harness comes back and the session greets: the held message goes
+    // straight in, without a subscription or a new send.
+    const harness = await FakeHarness.start({ configHome: claudeHome, sid: B });
+    const b = await session(B);
+    const [frame] = await harness.taken(1);
+    expect(parseDirectDelivery(frame!.message.content)?.text).toBe("while away");
+    // Recorded once the refusal window passed in silence.
+    for (let i = 0; i < 100 && rowsOf(B)[0]?.state !== "delivered"; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(rowsOf(B).map((r) => r.state)).toEqual(["delivered"]);
+    b.close();
+    await harness.stop();
+  });
+
   it("delivers with the auth line and the contract's exact rendering; nothing reaches the inbox topic", async () => {
     const [A, B] = [newSid(), newSid()];
     const a = await session(A, { repo: "widgets", ws: "board" });
@@ -150,16 +173,13 @@ describe("route (a): into the harness messaging socket", () => {
     },
   );
 
-  it("a message the harness parks for its person (held) is answered throttled and never offered again", async () => {
+  it("a message the harness parks for its person (held) is handed over: delivered, never offered again", async () => {
     const [A, B] = [newSid(), newSid()];
     const a = await session(A);
     const b = await session(B);
     const harness = await FakeHarness.start({ configHome: claudeHome, sid: B });
     harness.answers = [{ kind: "receipt", status: "held" }, { kind: "accept" }];
-    expect(await a.call("message_send", { to: B, text: "parked" })).toEqual({
-      delivered: false,
-      reason: "throttled",
-    });
+    expect(await a.call("message_send", { to: B, text: "parked" })).toEqual({ delivered: true });
     // The harness hands it over once its person releases it: ccmsg keeps no
     // copy, so neither the next delivery nor a subscription repeats it.
     expect(rowsOf(B).map((r) => [r.text, r.state])).toEqual([["parked", "delivered"]]);
