@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+import { CLAUDE, claudeSetup, TmuxClaude, until } from "../helpers/real-claude.js";
 
 // The real Claude Code (npm @anthropic-ai/claude-code, a devDependency) with
 // ccmsg's plugin installed through `ccmsg plugin install claude`, against a
@@ -23,8 +24,6 @@ import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 // the transcript. What is scripted: the model's answers.
 
 const BIN = join(ROOT, "node_modules", ".bin");
-const CLAUDE = join(BIN, "claude");
-const KEY = "sk-ant-test";
 
 let inst: TestInstance;
 let model: FakeModel;
@@ -61,25 +60,13 @@ beforeAll(async () => {
   model = await FakeModel.start(script);
   cwd = join(inst.env.HOME!, "widgets");
   mkdirSync(cwd, { recursive: true });
-  const configDir = inst.env.CLAUDE_CONFIG_DIR!;
-  // What a person has answered once: onboarding, the folder's trust, the key.
-  writeFileSync(
-    join(configDir, ".claude.json"),
-    JSON.stringify({
-      hasCompletedOnboarding: true,
-      customApiKeyResponses: { approved: [KEY], rejected: [] },
-      projects: { [cwd]: { hasTrustDialogAccepted: true } },
-    }),
+  claudeEnv = claudeSetup(
+    { HOME: inst.env.HOME!, CLAUDE_CONFIG_DIR: inst.env.CLAUDE_CONFIG_DIR! },
+    cwd,
+    model.url,
+    // The real `claude` on PATH, for `ccmsg plugin install` to register with.
+    { PATH: `${BIN}:${process.env.PATH}` },
   );
-  claudeEnv = {
-    HOME: inst.env.HOME!,
-    CLAUDE_CONFIG_DIR: configDir,
-    PATH: `${BIN}:${process.env.PATH}`,
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_API_KEY: KEY,
-    DISABLE_TELEMETRY: "1",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-  };
   // Installed as a person would, with the real `claude` on PATH registering it.
   const installed = await runCli(["plugin", "install", "claude", "--json"], {
     ...claudeEnv,
@@ -110,16 +97,6 @@ async function peers(): Promise<{
   const snap = await p.subscribe("peers");
   p.close();
   return snap.data as never;
-}
-
-async function until<T>(what: string, get: () => Promise<T | undefined>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await get();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe("the real Claude Code with ccmsg's plugin", () => {
@@ -160,28 +137,17 @@ describe("the real Claude Code with ccmsg's plugin", () => {
   }, 60_000);
 
   it("an idle interactive session is woken by a message, answers it with ccmsg reply, and ends paused", async () => {
-    const tmux = ["-L", `ccmsg-test-${process.pid}`];
-    const envWords = Object.entries(claudeEnv).map(([k, v]) => shellWord(`${k}=${v}`));
-    const command = `exec env -i ${envWords.join(" ")} ${shellWord(CLAUDE)} --permission-mode default --allowedTools Bash`;
-    execFileSync("tmux", [
-      ...tmux,
-      "new-session",
-      "-d",
-      "-x",
-      "200",
-      "-y",
-      "50",
-      "-c",
-      cwd,
-      command,
+    const claude = new TmuxClaude("ccmsg-hooks", claudeEnv, cwd, [
+      "--permission-mode",
+      "default",
+      "--allowedTools",
+      "Bash",
     ]);
     const before = model.requests.length;
-    const pane = () => execFileSync("tmux", [...tmux, "capture-pane", "-p"], { encoding: "utf8" });
     try {
       // A person types a first prompt once the input box is up.
-      await until("the prompt", async () => (pane().includes("\u276f") ? true : undefined));
-      execFileSync("tmux", [...tmux, "send-keys", "-l", "hello"]);
-      execFileSync("tmux", [...tmux, "send-keys", "Enter"]);
+      await until("the prompt", () => (claude.pane().includes("\u276f") ? true : undefined));
+      claude.type("hello");
       // Its first turn ends; Stop arms the waiter.
       const first = await model.waitFor(
         (r) => model.requests.indexOf(r) >= before && r.sid !== undefined,
@@ -211,19 +177,17 @@ describe("the real Claude Code with ccmsg's plugin", () => {
       expect(answer).toMatchObject({ from: sid, text: "got it, rebasing" });
       expect(answer!.reply_to).toMatch(/\//);
 
-      execFileSync("tmux", [...tmux, "send-keys", "/exit", "Enter"]);
+      claude.type("/exit");
       const row = await until("the session's last_live row", async () =>
         (await peers()).last_live.find((r) => r.sid === sid && r.state === "paused"),
       );
       expect(row.state).toBe("paused");
     } catch (error) {
-      console.log(pane());
+      console.log(claude.pane());
       console.log(model.requests.map((r) => `${r.sid} ${r.raw.slice(-200)}`).join("\n"));
       throw error;
     } finally {
-      try {
-        execFileSync("tmux", [...tmux, "kill-server"], { stdio: "ignore" });
-      } catch {}
+      claude.kill();
     }
   }, 90_000);
 });

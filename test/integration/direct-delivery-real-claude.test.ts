@@ -1,19 +1,15 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { shellWord } from "../../src/harness/plugin/command-line.js";
 import { FakeModel } from "../helpers/fake-model.js";
-import { isolatedHome, ROOT, startInstance } from "../helpers/instance.js";
+import { isolatedHome, startInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+import { alive, claudeSetup, TmuxClaude, until } from "../helpers/real-claude.js";
 
 // Route (a) against the REAL Claude Code (the devDependency, harness spec
 // §11's interactive recipe): an idle session in tmux, with no ccmsg hooks at
 // all, talking to a scripted model on loopback, receives a ccmsg message
 // through its own messaging socket and takes a turn with it at once.
-
-const CLAUDE = join(ROOT, "node_modules", ".bin", "claude");
-const KEY = "sk-ant-test";
 
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
@@ -21,68 +17,28 @@ afterAll(async () => {
   expect(contractViolations.splice(0)).toEqual([]);
 });
 
-async function until<T>(what: string, get: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe("route (a) into a real Claude Code session", () => {
   it("an idle interactive session shows the message and asks its model with it", async () => {
     const { root, env } = isolatedHome();
     const claudeHome = env.CLAUDE_CONFIG_DIR!;
     const cwd = join(root, "work");
     mkdirSync(cwd);
-    // What a person has answered once: onboarding, the folder's trust, the key.
-    writeFileSync(
-      join(claudeHome, ".claude.json"),
-      JSON.stringify({
-        hasCompletedOnboarding: true,
-        customApiKeyResponses: { approved: [KEY], rejected: [] },
-        projects: { [cwd]: { hasTrustDialogAccepted: true } },
-      }),
-    );
     const model = await FakeModel.start(() => ({ text: "noted" }));
     cleanups.push(() => model.close());
-    const claudeEnv: Record<string, string> = {
-      HOME: env.HOME!,
-      CLAUDE_CONFIG_DIR: claudeHome,
-      XDG_RUNTIME_DIR: env.XDG_RUNTIME_DIR!,
-      PATH: process.env.PATH!,
-      ANTHROPIC_BASE_URL: model.url,
-      ANTHROPIC_API_KEY: KEY,
-      DISABLE_TELEMETRY: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    };
-    const words = Object.entries(claudeEnv).map(([k, v]) => shellWord(`${k}=${v}`));
-    const tmux = ["-L", `ccmsg-direct-${process.pid}`, "-f", "/dev/null"];
+    const claudeEnv = claudeSetup(
+      { HOME: env.HOME!, CLAUDE_CONFIG_DIR: claudeHome },
+      cwd,
+      model.url,
+      { XDG_RUNTIME_DIR: env.XDG_RUNTIME_DIR! },
+    );
+    const claude = new TmuxClaude("ccmsg-direct", claudeEnv, cwd, ["--permission-mode", "default"]);
     let harnessPid: number | undefined;
     // Nothing may outlive the test: the harness is gone before its files are.
     cleanups.push(async () => {
-      spawnSync("tmux", [...tmux, "kill-server"], { stdio: "ignore" });
+      claude.kill();
       if (harnessPid !== undefined)
-        await until("the harness to exit", () =>
-          existsSync(`/proc/${harnessPid}`) ? undefined : true,
-        );
+        await until("the harness to exit", () => (alive(harnessPid!) ? undefined : true));
     });
-    const command = `exec env -i ${words.join(" ")} ${shellWord(CLAUDE)} --permission-mode default`;
-    execFileSync("tmux", [
-      ...tmux,
-      "new-session",
-      "-d",
-      "-x",
-      "200",
-      "-y",
-      "50",
-      "-c",
-      cwd,
-      command,
-    ]);
-    const pane = () => execFileSync("tmux", [...tmux, "capture-pane", "-p"], { encoding: "utf8" });
 
     // The session's state file names its messaging socket once it is up.
     const sessions = join(claudeHome, "sessions");
@@ -123,10 +79,10 @@ describe("route (a) into a real Claude Code session", () => {
       expect(turn.raw).toContain("cross-session-message");
       expect(turn.raw).toContain(`--to ${A} <text>`);
       await until("the message on screen", () =>
-        pane().includes("the build is green") ? true : undefined,
+        claude.pane().includes("the build is green") ? true : undefined,
       );
     } catch (error) {
-      console.log(pane());
+      console.log(claude.pane());
       throw error;
     } finally {
       a.close();

@@ -1,0 +1,97 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { shellWord } from "../../src/harness/plugin/command-line.js";
+import { ROOT } from "./instance.js";
+
+// Running the real Claude Code (the devDependency) in tests, as harness spec
+// §11 describes: a private config home that has answered the first-run
+// questions, a scripted model on loopback, and interactive sessions in a
+// private tmux server.
+
+export const CLAUDE = join(ROOT, "node_modules", ".bin", "claude");
+const KEY = "sk-ant-test";
+
+/** What a person answered once — onboarding, the folder's trust, the custom
+ * key — and the environment that points Claude Code at the scripted model. */
+export function claudeSetup(
+  home: { HOME: string; CLAUDE_CONFIG_DIR: string },
+  cwd: string,
+  modelUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  writeFileSync(
+    join(home.CLAUDE_CONFIG_DIR, ".claude.json"),
+    JSON.stringify({
+      hasCompletedOnboarding: true,
+      customApiKeyResponses: { approved: [KEY], rejected: [] },
+      projects: { [cwd]: { hasTrustDialogAccepted: true } },
+    }),
+  );
+  return {
+    HOME: home.HOME,
+    CLAUDE_CONFIG_DIR: home.CLAUDE_CONFIG_DIR,
+    PATH: process.env.PATH!,
+    ANTHROPIC_BASE_URL: modelUrl,
+    ANTHROPIC_API_KEY: KEY,
+    DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    ...extra,
+  };
+}
+
+/** An interactive Claude Code in its own tmux server: read its screen, type
+ * into it, and end it (the server and everything in it). */
+export class TmuxClaude {
+  private readonly tmux: string[];
+
+  constructor(name: string, env: Record<string, string>, cwd: string, args: string[]) {
+    this.tmux = ["-L", `${name}-${process.pid}`, "-f", "/dev/null"];
+    const words = Object.entries(env).map(([k, v]) => shellWord(`${k}=${v}`));
+    const command = `exec env -i ${words.join(" ")} ${[CLAUDE, ...args].map(shellWord).join(" ")}`;
+    execFileSync("tmux", [
+      ...this.tmux,
+      "new-session",
+      "-d",
+      "-x",
+      "200",
+      "-y",
+      "50",
+      "-c",
+      cwd,
+      command,
+    ]);
+  }
+
+  pane(): string {
+    return execFileSync("tmux", [...this.tmux, "capture-pane", "-p"], { encoding: "utf8" });
+  }
+
+  /** Type `text` literally, then Enter. */
+  type(text: string): void {
+    execFileSync("tmux", [...this.tmux, "send-keys", "-l", text]);
+    execFileSync("tmux", [...this.tmux, "send-keys", "Enter"]);
+  }
+
+  kill(): void {
+    spawnSync("tmux", [...this.tmux, "kill-server"], { stdio: "ignore" });
+  }
+}
+
+/** Poll `get` until it gives a value (each try may be async). */
+export async function until<T>(
+  what: string,
+  get: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await get();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Whether a process still exists. */
+export const alive = (pid: number) => existsSync(`/proc/${pid}`);
