@@ -18,6 +18,7 @@ export type Command = (argv: string[]) => Promise<void>;
 // Modules that hold several commands: one loader each.
 const messages = () => import("./messages.js");
 const watch = () => import("./watch.js");
+const inbox = () => import("./inbox.js");
 
 /** Every command, its group module, and one line of help. */
 export const COMMANDS: Record<
@@ -92,7 +93,7 @@ export const COMMANDS: Record<
     ].join("\n"),
   },
   inbox: {
-    group: messages,
+    group: inbox,
     asSession: true,
     help: "inbox [--hook] — take the messages held for this session",
     more: [
@@ -103,7 +104,7 @@ export const COMMANDS: Record<
     ].join("\n"),
   },
   wait: {
-    group: () => import("./wait.js").then(({ wait }) => ({ wait })),
+    group: inbox,
     help: "wait [--hook] [--max-wait s] — wait for messages to this session",
     more: [
       "Prints them once they arrive; they count as delivered only once printed.",

@@ -1,11 +1,10 @@
 import { ContractError } from "../contract/errors.js";
 import type { SessionMeta } from "../contract/peers.js";
 import type { OpArgs } from "../contract/schemas.js";
-import { callAs, connectInstance, greet, sendGreeting } from "./connect.js";
+import { callAs, connectInstance, greet } from "./connect.js";
 import type { Command } from "./main.js";
-import { parse, print, sessionId, wantsJson } from "./options.js";
+import { parse, print, sessionId } from "./options.js";
 import { derivedMeta, sessionCwd } from "./session-meta.js";
-import { takeInbox } from "./snapshots.js";
 import { readStdinJson } from "./stdin.js";
 
 const HOOK_DEADLINE_MS = 3000;
@@ -177,33 +176,6 @@ export const notify: Command = async (argv) => {
   await callAs(client, sid, "notify_send", { text, ...about });
   client.close();
   print(values, {}, () => "sent");
-};
-
-/** `ccmsg inbox` — take what is held for this session (subscribing is
- * receiving: what is printed has left the inbox). */
-export const inbox: Command = async (argv) => {
-  const { values } = parse(argv, { hook: { type: "boolean" } }, "ccmsg inbox [--hook]");
-  if (values.hook) return (await import("./wait.js")).inboxHook(values);
-  const sid = sessionId(values);
-  if (sid === undefined)
-    throw new ContractError(
-      "invalid_args",
-      "inbox needs a session: --sid, or run it inside a session",
-    );
-  const client = await connectInstance(values);
-  const { reply: greeting } = await sendGreeting(client, sid);
-  const taking = takeInbox(client);
-  // When the greeting is refused the subscription fails too; report the greeting.
-  taking.catch(() => {});
-  await greeting;
-  const messages = await taking;
-  client.close();
-  if (wantsJson(values)) {
-    process.stdout.write(`${JSON.stringify({ messages })}\n`);
-    return;
-  }
-  if (messages.length === 0) process.stdout.write("no messages\n");
-  for (const m of messages) process.stdout.write(`[${m.mid}] ${m.from_label}: ${m.text}\n`);
 };
 
 function payloadCwd(payload: Record<string, unknown>): string | undefined {

@@ -7,17 +7,19 @@ import {
   WAITER_HOOK_TIMEOUT_S,
 } from "../harness/hook-delivery.js";
 import { parentPid, processStart } from "../probes/process.js";
-import { connectInstance, greet } from "./connect.js";
+import { connectInstance, greet, sendGreeting } from "./connect.js";
 import { claimHeld, confirmHandOver, subscribeHandOver } from "./hand-over.js";
 import type { Command } from "./main.js";
 import { type Flags, parse, sessionId, wantsJson } from "./options.js";
+import { takeInbox } from "./snapshots.js";
 import { readStdinJson } from "./stdin.js";
 
-// The hooks that put messages in front of the model (harness spec §2.7):
-// `ccmsg wait --hook`, the waiter run as an asyncRewake hook, and
-// `ccmsg inbox --hook` for UserPromptSubmit. Both claim messages and confirm
-// them only once passed on (DR-0024), so a hook killed on the way leaves them
-// held — never lost, never delivered twice.
+// Taking what is held for a session: `ccmsg inbox`, and the hooks that put
+// messages in front of the model (harness spec §2.7) — `ccmsg wait --hook`,
+// the waiter run as an asyncRewake hook, and `ccmsg inbox --hook` for
+// UserPromptSubmit (and Codex's Stop). All claim messages and confirm them only
+// once passed on (DR-0024), so a hook killed on the way leaves them held —
+// never lost, never delivered twice.
 
 const STDIN_DEADLINE_MS = 3000;
 /** After the first message, how long the waiter gathers more for one wake. */
@@ -32,6 +34,33 @@ const RECONNECT_FOR_MS = 30_000;
 const INBOX_HOOK_DEADLINE_MS = 3000;
 
 type Ending = { kind: "messages"; client: Client; messages: InboxMessage[] } | { kind: "quit" };
+
+/** `ccmsg inbox` — take what is held for this session (subscribing is
+ * receiving: what is printed has left the inbox). */
+export const inbox: Command = async (argv) => {
+  const { values } = parse(argv, { hook: { type: "boolean" } }, "ccmsg inbox [--hook]");
+  if (values.hook) return inboxHook(values);
+  const sid = sessionId(values);
+  if (sid === undefined)
+    throw new ContractError(
+      "invalid_args",
+      "inbox needs a session: --sid, or run it inside a session",
+    );
+  const client = await connectInstance(values);
+  const { reply: greeting } = await sendGreeting(client, sid);
+  const taking = takeInbox(client);
+  // When the greeting is refused the subscription fails too; report the greeting.
+  taking.catch(() => {});
+  await greeting;
+  const messages = await taking;
+  client.close();
+  if (wantsJson(values)) {
+    process.stdout.write(`${JSON.stringify({ messages })}\n`);
+    return;
+  }
+  if (messages.length === 0) process.stdout.write("no messages\n");
+  for (const m of messages) process.stdout.write(`[${m.mid}] ${m.from_label}: ${m.text}\n`);
+};
 
 /**
  * `ccmsg wait` — wait for messages to this session and pass them on. With
@@ -174,7 +203,7 @@ function waitOn(
  * as a `decision: "block"` whose reason the model reads and carries on with.
  * Prints nothing when nothing is held; never fails the prompt.
  */
-export async function inboxHook(flags: Flags): Promise<void> {
+async function inboxHook(flags: Flags): Promise<void> {
   const quiet = () => process.exit(0);
   const timer = setTimeout(quiet, INBOX_HOOK_DEADLINE_MS);
   try {
