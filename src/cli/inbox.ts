@@ -12,7 +12,7 @@ import { claimHeld, confirmHandOver, subscribeHandOver } from "./hand-over.js";
 import type { Command } from "./main.js";
 import { type Flags, parse, sessionId, wantsJson } from "./options.js";
 import { takeInbox } from "./snapshots.js";
-import { readStdinJson } from "./stdin.js";
+import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
 // Taking what is held for a session: `ccmsg inbox`, and the hooks that put
 // messages in front of the model (harness spec §2.7) — `ccmsg wait --hook`,
@@ -78,7 +78,7 @@ export const wait: Command = async (argv) => {
   );
   const quit = (status: number): never => process.exit(status);
   const payload = values.hook ? await readStdinJson(STDIN_DEADLINE_MS).catch(() => ({})) : {};
-  const sid = values.sid || stringField(payload, "session_id") || sessionId(values);
+  const sid = hookSid(values, payload);
   if (sid === undefined) {
     if (values.hook) quit(0);
     throw new ContractError("invalid_args", "wait needs a session: --sid, or run it inside one");
@@ -208,14 +208,14 @@ async function inboxHook(flags: Flags): Promise<void> {
   const timer = setTimeout(quiet, INBOX_HOOK_DEADLINE_MS);
   try {
     const payload = await readStdinJson(STDIN_DEADLINE_MS).catch(() => ({}));
-    const sid = flags.sid || stringField(payload, "session_id") || sessionId(flags);
+    const sid = hookSid(flags, payload);
     if (sid === undefined) return quiet();
     const client = await connectInstance(flags, { start: false });
     await greet(client, sid, {});
     const held = await claimHeld(client);
     if (held.length === 0) return quiet();
     const { text, included } = fitMessages(held, ADDITIONAL_CONTEXT_MAX_CHARS);
-    const event = stringField(payload, "hook_event_name") ?? "UserPromptSubmit";
+    const event = payloadString(payload, "hook_event_name") ?? "UserPromptSubmit";
     // At Stop the messages keep the turn going (Codex, which cannot be woken
     // later); elsewhere they join the prompt's context.
     const out =
@@ -241,11 +241,6 @@ function unattended(env: NodeJS.ProcessEnv): boolean {
   return (
     env.CLAUDE_CODE_SESSION_ATTENDED === "0" || (env.CLAUDE_CODE_ENTRYPOINT ?? "").startsWith("sdk")
   );
-}
-
-function stringField(payload: Record<string, unknown>, key: string): string | undefined {
-  const v = payload[key];
-  return typeof v === "string" && v !== "" ? v : undefined;
 }
 
 function write(stream: NodeJS.WriteStream, text: string): Promise<void> {

@@ -5,7 +5,7 @@ import { callAs, connectInstance, greet } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print, sessionId } from "./options.js";
 import { derivedMeta, sessionCwd } from "./session-meta.js";
-import { readStdinJson } from "./stdin.js";
+import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
 const HOOK_DEADLINE_MS = 3000;
 
@@ -29,7 +29,9 @@ export const hello: Command = async (argv) => {
   );
   const run = async () => {
     const { payload, sid } = await hookSession(values, "hello");
-    const meta: SessionMeta = await derivedMeta(sessionCwd(values.cwd, payloadCwd(payload)));
+    const meta: SessionMeta = await derivedMeta(
+      sessionCwd(values.cwd, payloadString(payload, "cwd")),
+    );
     const given = {
       repo: values.repo,
       ws: values.ws,
@@ -80,7 +82,7 @@ export const stopping: Command = async (argv) => {
     const reason = values.reason ?? (payload.reason as string | undefined);
     // Nothing to record when no instance runs: never start one for this.
     const client = await connectInstance(values, { start: false });
-    const meta = await derivedMeta(sessionCwd(undefined, payloadCwd(payload)));
+    const meta = await derivedMeta(sessionCwd(undefined, payloadString(payload, "cwd")));
     const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {}, meta);
     client.close();
     return r;
@@ -178,10 +180,6 @@ export const notify: Command = async (argv) => {
   print(values, {}, () => "sent");
 };
 
-function payloadCwd(payload: Record<string, unknown>): string | undefined {
-  return typeof payload.cwd === "string" && payload.cwd !== "" ? payload.cwd : undefined;
-}
-
 /** The hook payload (with `--hook`) and the session it speaks for: `--sid`,
  * else the payload's `session_id`, else the environment's session. */
 async function hookSession(
@@ -189,7 +187,7 @@ async function hookSession(
   command: string,
 ): Promise<{ payload: Record<string, unknown>; sid: string }> {
   const payload = values.hook ? await readStdinJson(HOOK_DEADLINE_MS) : {};
-  const sid = values.sid || (payload.session_id as string | undefined) || sessionId(values);
+  const sid = hookSid(values, payload);
   if (sid === undefined) {
     throw new ContractError(
       "invalid_args",

@@ -3,8 +3,8 @@ import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Pushed } from "../../src/client/client.js";
-import { readThreadLocks } from "../../src/harness/codex/thread-locks.js";
 import { processStatus } from "../../src/probes/process.js";
+import { holdThreadLock } from "../helpers/codex-lock.js";
 import { requiredPath } from "../helpers/env.js";
 import {
   CLI,
@@ -338,29 +338,13 @@ describe("presence from Codex's thread locks", () => {
     });
     const lock = join(locks, `${thread}.lock`);
     writeFileSync(lock, "");
-    const holder = spawn("flock", ["-x", lock, "sleep", "600"], {
-      stdio: "ignore",
-      detached: true,
-    });
-    const group = () => {
-      try {
-        process.kill(-holder.pid!, "SIGKILL");
-      } catch {}
-    };
-    process.once("exit", group);
-    // Until flock(1) has taken it, the lock is one left behind.
-    const deadline = Date.now() + 5000;
-    const held = async () => {
-      const read = await readThreadLocks(codexHome);
-      return read.ok && read.threads.includes(thread);
-    };
-    while (!(await held()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const { release } = await holdThreadLock(codexHome, thread);
     const p = await Peer.unix(codexInst.socket);
     await p.helloUser();
     expect(liveRow(await p.subscribe("peers"), thread)).toMatchObject({ state: "live_unmanaged" });
     expect(((await p.subscribe("agents")).data as { agents: unknown[] }).agents).toEqual([]);
     // The lock let go (the thread ended): the next read loses it.
-    group();
+    release();
     const lost = await p.next((f) => f.topic === "peers" && lostRow(f, thread) !== undefined, 6000);
     expect(lostRow(lost, thread)).toMatchObject({ state: "disappeared" });
     p.close();

@@ -24,6 +24,7 @@ import {
 import { readThreadLocks } from "../../src/harness/codex/thread-locks.js";
 import { freshReads } from "../../src/harness/fresh-read.js";
 import { processStatus } from "../../src/probes/process.js";
+import { holdThreadLock } from "../helpers/codex-lock.js";
 import { ROOT } from "../helpers/instance.js";
 import { newSid } from "../helpers/peer.js";
 
@@ -304,25 +305,10 @@ describe("Codex thread locks", () => {
     writeFileSync(join(dir, `${held}.lock`), "");
     // Left behind (the fixture's lock): nobody holds it.
     expect(await readThreadLocks(home)).toMatchObject({ ok: true, threads: [] });
-    // flock(1) holds it in its own process group: the group goes at the end.
-    const holder = spawn("flock", ["-x", join(dir, `${held}.lock`), "sleep", "600"], {
-      stdio: "ignore",
-      detached: true,
-    });
-    const group = () => {
-      try {
-        process.kill(-holder.pid!, "SIGKILL");
-      } catch {}
-    };
-    process.once("exit", group);
-    const deadline = Date.now() + 5000;
-    let read = await readThreadLocks(home);
-    while (read.ok && read.threads.length === 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 20));
-      read = await readThreadLocks(home);
-    }
+    const { release } = await holdThreadLock(home, held);
+    const read = await readThreadLocks(home);
     expect(read).toMatchObject({ ok: true, threads: [held] });
-    group();
+    release();
   });
 
   it("no lock directory: no threads", async () => {
