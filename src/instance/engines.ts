@@ -11,6 +11,7 @@ import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
+import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
@@ -18,6 +19,7 @@ import { type HarnessKind, Presence } from "./presence.js";
 import { emptySessionStatus } from "./session-status.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
+import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import type { Connection } from "./wire/connection.js";
 import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
@@ -45,6 +47,7 @@ export interface Engines {
   messaging: Messaging;
   presence: Presence;
   board: WorkItemsTopic;
+  transcripts: Transcripts;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -76,6 +79,14 @@ export function buildEngines(input: EngineInputs): Engines {
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
   const board = serveWorkItems(store.db, hub);
+  const transcripts = serveTranscripts({
+    instanceId: id,
+    harness: input.harness,
+    home: input.configHome,
+    sessions,
+    hub,
+    log,
+  });
   const capabilities = new Set<Capability>();
   const connections = new Set<Connection>();
   const services: Services = {
@@ -90,6 +101,8 @@ export function buildEngines(input: EngineInputs): Engines {
     kv,
     capabilities,
     configHome: input.configHome,
+    harness: input.harness,
+    transcripts,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -99,7 +112,17 @@ export function buildEngines(input: EngineInputs): Engines {
     if (identity.role === "session") sessions.touch(identity.sid);
   });
   const runner = new MutationRunner(undefined);
-  return { hub, sessions, messaging, presence, board, runner, dispatcher, connections };
+  return {
+    hub,
+    sessions,
+    messaging,
+    presence,
+    board,
+    transcripts,
+    runner,
+    dispatcher,
+    connections,
+  };
 }
 
 /** Every op this build implements, by plane; an op missing here answers
@@ -109,5 +132,6 @@ export function handlerTable(services: Services): Handlers {
     ...connectHandlers(services),
     ...messagingHandlers(services),
     ...controlHandlers(services),
+    ...transcriptHandlers(services),
   };
 }

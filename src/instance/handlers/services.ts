@@ -3,9 +3,10 @@ import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
 import type { Messaging } from "../messaging.js";
-import type { Presence } from "../presence.js";
+import type { HarnessKind, Presence } from "../presence.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
+import type { Transcripts } from "../transcripts/engine.js";
 
 /** What the op handlers are handed by the composition root. */
 export interface Services {
@@ -20,8 +21,12 @@ export interface Services {
   hub: TopicHub;
   kv: Kv;
   capabilities: ReadonlySet<Capability>;
-  /** The harness config home whose `projects/` tree transcripts must be in. */
+  /** The harness config home whose transcript tree (`projects/`, Codex's
+   * `sessions/`) transcripts must be in. */
   configHome: string;
+  harness: HarnessKind;
+  /** Transcript feeds and the topics they serve. */
+  transcripts: Transcripts;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;
