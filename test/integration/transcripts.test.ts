@@ -1,6 +1,8 @@
 import {
   appendFileSync,
+  copyFileSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -11,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Pushed } from "../../src/client/client.js";
 import { requiredPath } from "../helpers/env.js";
-import { startInstance, type TestInstance } from "../helpers/instance.js";
+import { isolatedHome, ROOT, startInstance, type TestInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // Issue 10 item 1: raw transcripts — `transcript_read` pages and the
@@ -186,14 +188,14 @@ describe("transcript containment (scenario 17)", () => {
   it("refuses paths outside projects/, finds the file by walking, and says not_found once it is gone", async () => {
     const outside = join(inst.stateDir, "..", "elsewhere");
     mkdirSync(outside, { recursive: true });
-    const escape = join(home, "projects", "..", "secret.jsonl");
-    writeFileSync(escape, `${record(0)}\n`);
+    const dotdot = join(home, "projects", "..", "secret.jsonl");
+    writeFileSync(dotdot, `${record(0)}\n`);
     const link = join(home, "projects", "-link");
     rmSync(link, { force: true });
     symlinkSync(outside, link);
     for (const [i, announced] of [
       join(outside, "a.jsonl"),
-      escape,
+      dotdot,
       join(link, "a.jsonl"),
     ].entries()) {
       const sid = newSid();
@@ -235,6 +237,49 @@ describe("transcript containment (scenario 17)", () => {
     for (const agent_id of ["../x", "a/b", ".."]) {
       const r = await person.request("transcript_read", { sid, agent_id });
       expect(r.error?.code).toBe("invalid_args");
+    }
+  });
+});
+
+describe("a Codex instance reads rollouts", () => {
+  it("finds a thread's rollout under sessions/YYYY/MM/DD and follows it", async () => {
+    const { root, env } = isolatedHome();
+    const codexHome = join(root, "codex");
+    const day = join(codexHome, "sessions", "2026", "11", "30");
+    mkdirSync(day, { recursive: true });
+    const fixture = join(
+      ROOT,
+      "test",
+      "fixtures",
+      "codex",
+      "codex-home",
+      "sessions",
+      "2026",
+      "11",
+      "30",
+    );
+    const name = readdirSync(fixture).find((f) => f.endsWith(".jsonl"))!;
+    const thread = /([0-9a-f-]{36})\.jsonl$/.exec(name)![1]!;
+    copyFileSync(join(fixture, name), join(day, name));
+    const codex = await startInstance({
+      env: { ...env, CODEX_HOME: codexHome, CODEX_THREAD_ID: newSid() },
+    });
+    try {
+      const p = await Peer.unix(codex.socket);
+      await p.helloUser();
+      const r = await p.call<{ lines: string[]; start: number; size: number }>("transcript_read", {
+        sid: thread,
+      });
+      const text = readFileSync(join(day, name), "utf8");
+      const complete = text.slice(0, text.lastIndexOf("\n") + 1);
+      expect(r.lines.map((l) => `${l}\n`).join("")).toBe(complete);
+      expect(r.start).toBe(0);
+      const topic = `transcript:${thread}`;
+      const snap = await p.subscribe(topic);
+      expect(snap.data).toEqual({ sid: thread, size: Buffer.byteLength(complete) });
+      p.client.close();
+    } finally {
+      await codex.stop();
     }
   });
 });
