@@ -64,12 +64,13 @@ export async function foldFile(
   path: string,
   harness: FoldHarness,
   cacheDir?: string,
+  agent = false,
 ): Promise<FoldedFile> {
   const st = await stat(path);
   const cachePath = cacheDir === undefined ? undefined : foldCachePath(cacheDir, path);
   const cached =
-    cachePath === undefined ? undefined : await loadCache(cachePath, path, harness, st);
-  const fold = cached?.fold ?? newSessionFold(harness);
+    cachePath === undefined ? undefined : await loadCache(cachePath, path, harness, agent, st);
+  const fold = cached?.fold ?? newSessionFold(harness, agent);
   const from = cached?.offset ?? 0;
   let offset = from;
   for await (const batch of readLines(path, from, { until: st.size })) {
@@ -91,6 +92,7 @@ async function loadCache(
   cachePath: string,
   path: string,
   harness: FoldHarness,
+  agent: boolean,
   st: { dev: number; ino: number; size: number },
 ): Promise<{ fold: SessionFold; offset: number } | undefined> {
   let c: CacheFile;
@@ -104,6 +106,7 @@ async function loadCache(
     c.foldVersion !== SESSION_FOLD_VERSION ||
     c.fold?.v !== SESSION_FOLD_VERSION ||
     c.fold.harness !== harness ||
+    c.fold.agent !== agent ||
     c.path !== path ||
     c.dev !== st.dev ||
     c.ino !== st.ino ||

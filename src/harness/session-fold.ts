@@ -101,6 +101,9 @@ export interface WakeCall {
 export interface SessionFold {
   v: number;
   harness: FoldHarness;
+  /** A sub-agent's own transcript: its records are all `isSidechain`, and
+   * they are its main context. */
+  agent: boolean;
   /** Complete lines that held a record (oversized ones included). */
   events: number;
   /** Non-empty lines that are not a JSON object. */
@@ -148,10 +151,11 @@ const MAX_BACKGROUND = 64;
 const MAX_AGENTS = 256;
 const MAX_INPUT_STRING = 2_000;
 
-export function newSessionFold(harness: FoldHarness): SessionFold {
+export function newSessionFold(harness: FoldHarness, agent = false): SessionFold {
   return {
     v: SESSION_FOLD_VERSION,
     harness,
+    agent,
     events: 0,
     parseErrors: 0,
     firstEventAt: null,
@@ -215,7 +219,7 @@ const FILE_WRITERS: Record<string, string> = {
 };
 
 function foldClaude(fold: SessionFold, r: Record<string, unknown>, at: string | null): void {
-  const sidechain = r.isSidechain === true;
+  const sidechain = r.isSidechain === true && !fold.agent;
   const cwd = str(r.cwd);
   if (!sidechain) {
     if (cwd !== undefined && cwd !== fold.cwd) {

@@ -16,10 +16,10 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
-import { emptySessionStatus } from "./session-status.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
+import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection } from "./wire/connection.js";
 import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
@@ -72,7 +72,6 @@ export function buildEngines(input: EngineInputs): Engines {
     peersLeftOut = fit.leftOut;
     return fit.data;
   });
-  hub.provideValue("session_status", emptySessionStatus);
   const presence = new Presence(input.harness, input.configHome, id, sessions, hub, log);
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const direct = directSetup(input.env, input.harness, input.configHome, log);
@@ -87,6 +86,7 @@ export function buildEngines(input: EngineInputs): Engines {
     hub,
     log,
   });
+  serveSessionStatus({ instanceId: id, hub, sessions, feeds: transcripts.feeds, log });
   const capabilities = new Set<Capability>();
   const connections = new Set<Connection>();
   const services: Services = {
