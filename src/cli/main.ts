@@ -128,7 +128,7 @@ export const COMMANDS: Record<
     asSession: true,
     help: "subscribe <topic>… — stream topic frames as NDJSON",
     more: [
-      "Topics: inbox, notify, peers, agents, work_items, kv:<ns>, session_status:<sid>.",
+      "Topics: inbox, notify, peers, agents, work_items, kv:<ns>, session_status:<sid>, session_errors.",
       "When the instance restarts or goes away it reconnects (waiting longer each try,",
       "at most 2 s) and subscribes again; it never starts an instance itself.",
       "  --exit-on-restart  exit instead (status 0 on a restart, 1 on a lost connection)",

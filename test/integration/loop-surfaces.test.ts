@@ -22,10 +22,12 @@ const NOW = "2026-11-30T12:00:00.000Z";
 const at = (minutesBefore: number) =>
   new Date(Date.parse(NOW) - minutesBefore * 60_000).toISOString();
 
-function home() {
+function home(): { env: Record<string, string>; claude: string; dir: string } {
   const { env } = isolatedHome();
   const claude = requiredPath(env, "CLAUDE_CONFIG_DIR");
-  return { env: { ...env, CCMSG_STATE_DIR: join(env.XDG_STATE_HOME!, "ccmsg-test") }, claude };
+  const dir = requiredPath(env, "HOME");
+  const state = join(requiredPath(env, "XDG_STATE_HOME"), "ccmsg-test");
+  return { env: { ...env, CCMSG_STATE_DIR: state }, claude, dir };
 }
 
 const jsonl = (...records: unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join("");
@@ -135,7 +137,7 @@ describe("ccmsg loop-status", () => {
       recursive: true,
     });
     healthyLoop(join(project, "11111111-1111-4111-8111-111111111111", "subagents"), "agent-x");
-    const out = join(h.env.HOME!, "loop-out");
+    const out = join(h.dir, "loop-out");
     const r = await runCli(
       ["loop-status", "--json", "--now", NOW, "--exit-code", "--write-dir", out],
       h.env,
@@ -235,7 +237,7 @@ describe("ccmsg loop-status", () => {
 
   it("reads named transcripts, or a user home's .claude/projects; nothing to flag exits 0", async () => {
     const h = home();
-    const dir = join(h.env.HOME!, "elsewhere");
+    const dir = join(h.dir, "elsewhere");
     mkdirSync(dir, { recursive: true });
     const path = healthyLoop(dir, "33333333-3333-4333-8333-333333333333");
     const named = await runCli(
@@ -248,7 +250,7 @@ describe("ccmsg loop-status", () => {
     expect(doc.sessions.map((s: { transcriptPath: string }) => s.transcriptPath)).toEqual([path]);
     expect(doc.source).toMatchObject({ transcriptCount: 1, transcriptRoot: null });
 
-    const user = join(h.env.HOME!, "user");
+    const user = join(h.dir, "user");
     cpSync(join(FIXTURE, "projects"), join(user, ".claude", "projects"), { recursive: true });
     const viaHome = await runCli(["loop-status", "--json", "--now", NOW, "--home", user], h.env);
     const fromHome = JSON.parse(viaHome.stdout);
@@ -314,7 +316,7 @@ describe("ccmsg session-inspect", () => {
     mkdirSync(data, { recursive: true });
     writeFileSync(join(data, "2026-11-29-0ld5e55-session.tmp"), "# old\n### In Progress\n- old\n");
     writeFileSync(join(data, "2026-11-30-abc12345-session.tmp"), SESSION_FILE);
-    const written = join(h.env.HOME!, "out", "deep", "session.json");
+    const written = join(h.dir, "out", "deep", "session.json");
     const r = await runCli(["session-inspect", "claude:latest", "--write", written], h.env);
     expect(r.code).toBe(0);
     expect(readFileSync(written, "utf8")).toBe(r.stdout);
@@ -356,7 +358,7 @@ describe("ccmsg session-inspect", () => {
   it("a session id: its sub-agents are the workers; the document validates", async () => {
     const h = home();
     cpSync(join(FIXTURE, "projects"), join(h.claude, "projects"), { recursive: true });
-    const written = join(h.env.HOME!, "inspect.json");
+    const written = join(h.dir, "inspect.json");
     const r = await runCli(["session-inspect", FIXTURE_SID, "--write", written], h.env);
     expect(r.code).toBe(0);
     const doc = JSON.parse(readFileSync(written, "utf8"));
@@ -406,7 +408,7 @@ describe("ccmsg statusline counts", () => {
     const env = { ...h.env, NO_COLOR: "1" };
     const first = await runCli(["statusline"], env, input);
     expect(first.stdout).toBe("Opus │ $1.23 5t 0f 1h12m\n");
-    const cacheDir = join(env.CCMSG_STATE_DIR, "fold-cache");
+    const cacheDir = join(requiredPath(env, "CCMSG_STATE_DIR"), "fold-cache");
     const [cache] = readdirSync(cacheDir);
     expect(statSync(join(cacheDir, cache!)).mode & 0o777).toBe(0o600);
     // Finish the half-written line and write a file: the next refresh counts it.

@@ -99,7 +99,7 @@ export const HudChecks = section({
 
 /** Token counts of the session and its sub-agents, from their transcripts:
  * our addition to ECC's `cost` (objects are open; ECC readers skip it;
- * DR-0029). */
+ * DR-0033). */
 export const HudTokens = section({
   input: Count,
   output: Count,
