@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import { foldFile } from "../fold-cache.js";
-import { locateTranscript } from "../transcript-files.js";
+import { containmentRefusal } from "../transcript-files.js";
 import {
   readInputFields,
   recordStatuslineInput,
@@ -150,17 +150,18 @@ export interface StatuslinePlaces {
   colour?: boolean;
 }
 
-/** Tool and file counts of the session's transcript (the path the harness
- * gave, kept to its config home's `projects/`); undefined without one. */
+/** Tool and file counts of the session's transcript: the path the harness
+ * gave, when it lies in its config home's `projects/` (no walk looking for
+ * one: this runs on every refresh); undefined without one. */
 async function transcriptCounts(
-  sessionId: string,
   announced: string | undefined,
   places: StatuslinePlaces,
 ): Promise<TranscriptCounts | undefined> {
+  if (announced === undefined) return undefined;
   try {
-    const path = await locateTranscript("claude", places.claudeHome, sessionId, { announced });
-    if (path === undefined) return undefined;
-    const { fold } = await foldFile(path, "claude", places.foldCacheDir);
+    if ((await containmentRefusal(announced, places.claudeHome, "claude")) !== undefined)
+      return undefined;
+    const { fold } = await foldFile(announced, "claude", places.foldCacheDir);
     return { tools: fold.toolTotal, files: fold.filesModified.length };
   } catch {
     return undefined;
@@ -176,7 +177,7 @@ export async function statuslineFor(text: string, places: StatuslinePlaces): Pro
   let task: string | undefined;
   let counts: TranscriptCounts | undefined;
   if (input.sessionId !== undefined) {
-    const countsRead = transcriptCounts(input.sessionId, input.transcriptPath, places);
+    const countsRead = transcriptCounts(input.transcriptPath, places);
     // Recording is for the HUD; a full disk must not blank the status bar.
     try {
       recordStatuslineInput(places.recordDir, input.sessionId, text);
