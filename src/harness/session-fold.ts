@@ -189,7 +189,7 @@ export function foldLines(fold: SessionFold, lines: readonly TranscriptLine[]): 
   for (const line of lines) foldLine(fold, line);
 }
 
-export function foldLine(
+function foldLine(
   fold: SessionFold,
   line: Pick<TranscriptLine, "text" | "record" | "oversized">,
 ): void {
@@ -789,7 +789,7 @@ function textOf(content: unknown[]): string {
 }
 
 /** A copy of a tool input small enough to keep: strings cut, depth bounded. */
-export function clip(value: unknown, depth = 0): unknown {
+function clip(value: unknown, depth = 0): unknown {
   if (typeof value === "string")
     return value.length > MAX_INPUT_STRING ? `${value.slice(0, MAX_INPUT_STRING)}…` : value;
   if (typeof value !== "object" || value === null) return value;
@@ -814,7 +814,7 @@ function int(v: unknown): number {
 }
 
 /** Whether ISO time `a` is after `b` (unparseable times compare as text). */
-export function later(a: string, b: string): boolean {
+function later(a: string, b: string): boolean {
   const x = Date.parse(a);
   const y = Date.parse(b);
   return Number.isNaN(x) || Number.isNaN(y) ? a > b : x > y;

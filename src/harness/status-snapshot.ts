@@ -72,7 +72,7 @@ export function statusSnapshot(fold: SessionFold, facts: StatusFacts): SessionSt
 /** The current list: the todo file when it is at least as new as the last
  * TodoWrite the transcript shows (the harness writes it on each call), else
  * the call's list. */
-export function currentTodos(fold: SessionFold, file: TodoFileFacts | undefined): TodoEntry[] {
+function currentTodos(fold: SessionFold, file: TodoFileFacts | undefined): TodoEntry[] {
   const callAt = ms(fold.todosAt);
   if (file !== undefined && (fold.todos === null || callAt === undefined || file.mtimeMs >= callAt))
     return file.entries;
@@ -142,7 +142,7 @@ interface Tree {
 
 /** The agent tree: each sub-agent under the agent that spawned it
  * (`parentAgentId`), teammates apart; depth counted from the session (0). */
-export function agentTree(fold: SessionFold, subagents: SubagentFacts[]): Tree {
+function agentTree(fold: SessionFold, subagents: SubagentFacts[]): Tree {
   const nodes = new Map<string, AgentTreeNode>();
   const rows: SessionTeammate[] = [];
   for (const a of subagents) {

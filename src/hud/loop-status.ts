@@ -49,7 +49,7 @@ const MAX_SCANNED = 20_000;
 
 /** `.jsonl` files under `root` (sub-agents' own transcripts left out: they
  * are part of their session, not loops of their own), newest first. */
-export async function newestTranscripts(root: string, limit: number): Promise<string[]> {
+async function newestTranscripts(root: string, limit: number): Promise<string[]> {
   const found: { path: string; mtime: number }[] = [];
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > MAX_DEPTH || found.length >= MAX_SCANNED) return;
@@ -80,7 +80,7 @@ function harnessOfFile(path: string): "claude" | "codex" {
   return basename(path).startsWith("rollout-") ? "codex" : "claude";
 }
 
-export async function loopSession(path: string, o: LoopOptions): Promise<LoopSession> {
+async function loopSession(path: string, o: LoopOptions): Promise<LoopSession> {
   const harness = harnessOfFile(path);
   const { fold } = await foldFile(path, harness, o.cacheDir);
   const signals = loopSignals(fold, o);
@@ -159,7 +159,7 @@ export async function loopStatus(o: LoopOptions): Promise<LoopStatus> {
 
 /** A session id as a file name: anything outside `[A-Za-z0-9._-]` becomes
  * `_`, and a name of dots alone is refused the same way. */
-export function sanitisedId(id: string): string {
+function sanitisedId(id: string): string {
   const safe = id.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 200);
   return /^\.*$/.test(safe) ? `_${safe}` : safe;
 }

@@ -12,7 +12,7 @@ import { sessionWorkers } from "./workers.js";
 // a session's transcript and its agent tree (sub-agents and teammates become
 // its workers).
 
-export const NO_HISTORY = "No Claude session history found";
+const NO_HISTORY = "No Claude session history found";
 
 export const ADAPTERS = [
   {
@@ -120,7 +120,7 @@ async function findSessionFile(claudeHome: string, id: string): Promise<string |
 
 /** What ECC's session file says: `**Branch:**`, `**Worktree:**`, and the
  * lists under `### In Progress`, `### Completed`, `### Notes for Next Session`. */
-export function parseSessionFile(text: string): {
+function parseHistoryFile(text: string): {
   title: string | null;
   branch: string | null;
   worktree: string | null;
@@ -165,7 +165,7 @@ async function historySession(
   } catch {
     throw new ContractError("not_found", NO_HISTORY);
   }
-  const f = parseSessionFile(text);
+  const f = parseHistoryFile(text);
   const id = SESSION_FILE.exec(basename(path))?.[2] ?? basename(path, ".tmp");
   const state =
     f.inProgress.length > 0 ? "in_progress" : f.completed.length > 0 ? "completed" : "unknown";

@@ -16,7 +16,7 @@ export interface SessionPlace {
 }
 
 /** The health of a worker, from its state. */
-export function workerHealth(state: string): string {
+function workerHealth(state: string): string {
   if (state === "failed" || state === "error" || state === "killed") return "failed";
   if (state === "unknown") return "unknown";
   return "healthy";
