@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
+import { tmuxInstalled } from "../harness/tmux.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
@@ -11,6 +12,7 @@ import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
+import { sessionControlHandlers } from "./handlers/session-control.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
@@ -76,7 +78,8 @@ export function buildEngines(input: EngineInputs): Engines {
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
   const board = serveWorkItems(store.db, hub);
-  const capabilities = new Set<Capability>();
+  // `terminal`: session_rename types into tmux panes (DR-0030).
+  const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -90,6 +93,8 @@ export function buildEngines(input: EngineInputs): Engines {
     kv,
     capabilities,
     configHome: input.configHome,
+    harness: input.harness,
+    env: input.env,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -109,5 +114,6 @@ export function handlerTable(services: Services): Handlers {
     ...connectHandlers(services),
     ...messagingHandlers(services),
     ...controlHandlers(services),
+    ...sessionControlHandlers(services),
   };
 }

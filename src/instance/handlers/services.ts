@@ -3,7 +3,7 @@ import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
 import type { Messaging } from "../messaging.js";
-import type { Presence } from "../presence.js";
+import type { HarnessKind, Presence } from "../presence.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 
@@ -22,6 +22,10 @@ export interface Services {
   capabilities: ReadonlySet<Capability>;
   /** The harness config home whose `projects/` tree transcripts must be in. */
   configHome: string;
+  /** The harness whose config home it is. */
+  harness: HarnessKind;
+  /** The instance's environment (ccmsg's config file, tools on PATH). */
+  env: NodeJS.ProcessEnv;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;
