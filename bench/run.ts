@@ -6,6 +6,7 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
+import { benchTranscripts } from "./transcripts.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
 // one JSON report; also written to bench/report.json.
@@ -17,6 +18,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   hud: benchHud,
   hooks: benchHooks,
   presence: benchPresence,
+  transcripts: benchTranscripts,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

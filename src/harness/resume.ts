@@ -1,6 +1,5 @@
-import { readdir } from "node:fs/promises";
-import { join } from "node:path";
 import { newWindow } from "./tmux.js";
+import { locateTranscript } from "./transcript-files.js";
 import { readLines } from "./transcript-lines.js";
 
 // How a person reattaches to a session that has ended: Claude Code's
@@ -57,27 +56,15 @@ export function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
 }
 
-/** Codex's rollout of thread `sid` under `codexHome`
- * (`sessions/YYYY/MM/DD/rollout-…-<sid>.jsonl`) and the directory its
+/** Codex's rollout of thread `sid` under `codexHome` and the directory its
  * `session_meta` names; undefined when Codex has no such thread. */
 export async function codexThread(
   codexHome: string,
   sid: string,
 ): Promise<{ path: string; cwd?: string } | undefined> {
-  const list = (dir: string) => readdir(dir).catch((): string[] => []);
-  const root = join(codexHome, "sessions");
-  const suffix = `-${sid}.jsonl`;
-  for (const y of (await list(root)).sort().reverse())
-    for (const m of (await list(join(root, y))).sort().reverse())
-      for (const d of (await list(join(root, y, m))).sort().reverse()) {
-        const name = (await list(join(root, y, m, d))).find(
-          (n) => n.startsWith("rollout-") && n.endsWith(suffix),
-        );
-        if (name === undefined) continue;
-        const path = join(root, y, m, d, name);
-        return { path, cwd: await metaCwd(path) };
-      }
-  return undefined;
+  const path = await locateTranscript("codex", codexHome, sid);
+  if (path === undefined) return undefined;
+  return { path, cwd: await metaCwd(path) };
 }
 
 /** The `cwd` of a rollout's first record (`session_meta`), if it says. */

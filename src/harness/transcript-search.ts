@@ -1,5 +1,6 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { containmentRefusal } from "./transcript-files.js";
 import { readLines } from "./transcript-lines.js";
 
 // Searching a config home's transcripts (contract §4.3.3 `session_search`):
@@ -181,6 +182,8 @@ async function candidates(
   const out: Candidate[] = [];
   for (const f of files) {
     if (search.sid !== undefined && !f.sid.includes(search.sid)) continue;
+    // A symlink out of the tree is no transcript of this home (harness.md §6.1).
+    if ((await containmentRefusal(f.path, home, harness)) !== undefined) continue;
     const st = await stat(f.path).catch(() => undefined);
     if (st === undefined || !st.isFile()) continue;
     if (search.modifiedAfter !== undefined && st.mtimeMs < search.modifiedAfter) continue;

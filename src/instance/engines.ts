@@ -13,6 +13,7 @@ import { controlHandlers } from "./handlers/control.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
 import { sessionControlHandlers } from "./handlers/session-control.js";
+import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
@@ -20,6 +21,7 @@ import { type HarnessKind, Presence } from "./presence.js";
 import { emptySessionStatus } from "./session-status.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
+import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import type { Connection } from "./wire/connection.js";
 import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
@@ -47,6 +49,7 @@ export interface Engines {
   messaging: Messaging;
   presence: Presence;
   board: WorkItemsTopic;
+  transcripts: Transcripts;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -78,7 +81,15 @@ export function buildEngines(input: EngineInputs): Engines {
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
   const board = serveWorkItems(store.db, hub);
-  // `terminal`: session_rename types into tmux panes (DR-0030).
+  const transcripts = serveTranscripts({
+    instanceId: id,
+    harness: input.harness,
+    home: input.configHome,
+    sessions,
+    hub,
+    log,
+  });
+  // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   const connections = new Set<Connection>();
   const services: Services = {
@@ -95,6 +106,7 @@ export function buildEngines(input: EngineInputs): Engines {
     configHome: input.configHome,
     harness: input.harness,
     env: input.env,
+    transcripts,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -104,7 +116,17 @@ export function buildEngines(input: EngineInputs): Engines {
     if (identity.role === "session") sessions.touch(identity.sid);
   });
   const runner = new MutationRunner(undefined);
-  return { hub, sessions, messaging, presence, board, runner, dispatcher, connections };
+  return {
+    hub,
+    sessions,
+    messaging,
+    presence,
+    board,
+    transcripts,
+    runner,
+    dispatcher,
+    connections,
+  };
 }
 
 /** Every op this build implements, by plane; an op missing here answers
@@ -115,5 +137,6 @@ export function handlerTable(services: Services): Handlers {
     ...messagingHandlers(services),
     ...controlHandlers(services),
     ...sessionControlHandlers(services),
+    ...transcriptHandlers(services),
   };
 }

@@ -20,6 +20,7 @@ export interface StopParts {
   store: InstanceStore;
   sessions: Sessions;
   presence: { dispose(): void };
+  transcripts: { dispose(): void };
   hub: TopicHub;
   connections: ReadonlySet<Connection>;
   uds: KeptSocket;
@@ -48,6 +49,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   for (const conn of parts.connections) conn.send(restarting);
   parts.store.queue.flush();
   parts.presence.dispose();
+  parts.transcripts.dispose();
   parts.sessions.close();
   parts.hub.dispose();
   for (const conn of parts.connections) conn.close();

@@ -136,9 +136,14 @@ export class TopicHub {
     // The first frames of the subscription: never refused, and queued behind
     // whatever already waits, so a resubscribe's snapshot cannot overtake
     // messages handed over earlier. Each part fits a frame by construction.
-    const shape = (TOPIC_ATTRIBUTES[kind] as TopicAttributes).elements!;
+    const attrs = TOPIC_ATTRIBUTES[kind] as TopicAttributes;
+    const list = (attrs.elements ?? attrs.append)?.list;
     const budget = topicDataBudget(name, this.instanceId);
-    const parts = snapshotChunks(data, shape.list, budget, (n) => this.tooLarge(name, n));
+    // An append snapshot may carry no list at all (`transcript`: a size).
+    const parts =
+      list !== undefined && (data as Record<string, unknown>)[list] === undefined
+        ? [JSON.stringify(data)]
+        : snapshotChunks(data, list, budget, (n) => this.tooLarge(name, n));
     parts.forEach((json, i) => {
       const line = this.frameLine(name, json, i === 0);
       if (line !== undefined) conn.outbound.ordered(line, true);

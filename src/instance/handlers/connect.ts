@@ -3,9 +3,10 @@ import { PROTOCOL_VERSION } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
 import { SESSION_META_KEYS, type SessionMeta } from "../../contract/peers.js";
 import { parseTopic, TOPIC_ATTRIBUTES } from "../../contract/topics.js";
+import { containmentRefusal } from "../../harness/transcript-files.js";
 import type { Handlers } from "../dispatch.js";
 import { vouch } from "../session-vouch.js";
-import { checkTranscriptPath } from "../transcript-path.js";
+import { isFeedKind } from "../transcripts/topics.js";
 import type { Connection } from "../wire/connection.js";
 import type { Services } from "./services.js";
 
@@ -52,7 +53,7 @@ export function connectHandlers(s: Services): Handlers {
         const meta: SessionMeta = {};
         for (const key of SESSION_META_KEYS) if (args[key] !== undefined) meta[key] = args[key];
         if (meta.transcript_path !== undefined) {
-          const refused = await checkTranscriptPath(meta.transcript_path, s.configHome);
+          const refused = await containmentRefusal(meta.transcript_path, s.configHome, s.harness);
           if (refused !== undefined) {
             s.log.warn(
               { sid, path: meta.transcript_path, why: refused },
@@ -132,8 +133,15 @@ export function connectHandlers(s: Services): Handlers {
       if (parsed.kind === "inbox" && caller.role === "session" && s.hub.hasInbox(caller.sid))
         await refuseForeign(conn, caller.sid, "take its inbox over");
       if (parsed.kind === "inbox") s.messaging.armHandOver(conn, hand_over);
+      // A session's transcript topics open with its feed caught up (harness.md §6.2).
+      const feedSid = isFeedKind(parsed.kind) ? parsed.param : undefined;
+      if (feedSid !== undefined) await s.transcripts.topics.prepare(feedSid);
       // The reply acknowledges; the value follows as the first frame.
-      ctx.afterReply(() => s.hub.subscribe(ctx.conn, parsed, hand_over !== "take"));
+      ctx.afterReply(() => {
+        s.hub.subscribe(ctx.conn, parsed, hand_over !== "take");
+        // A connection that closed meanwhile holds nothing: let the feed go.
+        if (feedSid !== undefined) s.transcripts.topics.settle(feedSid);
+      });
       return { topic };
     },
 

@@ -6,6 +6,7 @@ import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
+import type { Transcripts } from "../transcripts/engine.js";
 
 /** What the op handlers are handed by the composition root. */
 export interface Services {
@@ -20,12 +21,15 @@ export interface Services {
   hub: TopicHub;
   kv: Kv;
   capabilities: ReadonlySet<Capability>;
-  /** The harness config home whose `projects/` tree transcripts must be in. */
+  /** The harness config home whose transcript tree (`projects/`, Codex's
+   * `sessions/`) transcripts must be in. */
   configHome: string;
   /** The harness whose config home it is. */
   harness: HarnessKind;
   /** The instance's environment (ccmsg's config file, tools on PATH). */
   env: NodeJS.ProcessEnv;
+  /** Transcript feeds and the topics they serve. */
+  transcripts: Transcripts;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;
