@@ -25,7 +25,7 @@ cpSync(join(root, "src", "contract", "fixtures"), join(root, "dist", "contract",
 });
 
 await build({
-  // The worker threads are entries of their own: worker_threads loads it by URL,
+  // Each worker thread is an entry of its own: worker_threads loads it by URL,
   // resolved beside the code that starts it (chunks sit next to the entries).
   entryPoints: {
     ccmsg: join(root, "src", "cli", "main.ts"),

@@ -381,7 +381,11 @@ function claudeRecord(r: Record<string, unknown>, facts: Facts): Said[] {
         if (model !== undefined && model !== "<synthetic>") facts.model = model;
       }
       const at = time(r.timestamp);
-      return texts(message?.content).map((text) => ({ role, text, at }));
+      // A message another session sent in (contract §7.5) is neither the
+      // person's nor this agent's.
+      return texts(message?.content)
+        .filter((text) => role === "agent" || !text.startsWith("<cross-session-message"))
+        .map((text) => ({ role, text, at }));
     }
     default:
       return [];

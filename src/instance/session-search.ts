@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { FoundSession, SearchHarness, SearchRequest } from "../harness/transcript-search.js";
 import type { SearchJob, SearchMessage } from "./search-worker.js";
 
-// `session_search` off the event loop: each search runs on a one-shot worker
+// `session_search` off the event loop (DR-0032): each search runs on a one-shot worker
 // thread (search-worker.ts) with a deadline. The worker stops itself at the
 // deadline between chunks; a pattern stuck inside one match cannot, so the
 // worker is ended from here shortly after the deadline — what it found so far

@@ -1,12 +1,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { processStatus } from "../../src/probes/process.js";
 import { requiredPath } from "../helpers/env.js";
-import { isolatedHome, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import {
+  isolatedHome,
+  ROOT,
+  runCli,
+  startInstance,
+  type TestInstance,
+} from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // Issue 10, item 6: controls that act on a session's harness process —
@@ -187,6 +193,14 @@ describe("stopping a session's harness", () => {
       state: "stopped",
       ended_at: expect.any(String),
     });
+  });
+
+  it("run inside the session itself, stop declares it done: ECC's row says completed", async () => {
+    const sid = newSid();
+    const inside = { ...env, CLAUDE_CODE_SESSION_ID: sid };
+    const r = json(await runCli(["session", "stop", "--json", "--reason", "done"], inside));
+    expect(r).toMatchObject({ sid, outcome: "completed", stopped_at: expect.any(Number) });
+    expect(await eccRow(inst.stateDir, sid, "completed")).toMatchObject({ state: "completed" });
   });
 
   it("a reused pid is never signalled: the state file's start time is not the process's", async () => {
@@ -401,6 +415,114 @@ describe("session_rename (capability terminal)", () => {
       expect(hello.capabilities).not.toContain("terminal");
       const r = await person.request("session_rename", { sid: newSid(), title: "x" });
       expect(r.error).toMatchObject({ code: "capability_unavailable" });
+    } finally {
+      person.close();
+      await inst.stop();
+    }
+  });
+});
+
+describe("session_search", () => {
+  const FIXTURES = join(ROOT, "test", "fixtures", "claude-code", "config-home", "projects");
+  const SID = "3f1c9a52-7d4e-4b8a-9c21-5e6f7a8b9c0d";
+
+  /** An instance whose config home holds the fixture transcript and one
+   * session that said a long run of "a" (food for a runaway pattern). */
+  async function searchInstance(budgetMs: number) {
+    const home = isolatedHome();
+    const claude = requiredPath(home.env, "CLAUDE_CONFIG_DIR");
+    cpSync(FIXTURES, join(claude, "projects"), { recursive: true });
+    const said = {
+      type: "user",
+      sessionId: "aaaaaaaa-0000-4000-8000-000000000001",
+      cwd: "/work/a",
+      timestamp: "2026-11-30T09:00:00.000Z",
+      message: { role: "user", content: `${"a".repeat(40)}b` },
+    };
+    mkdirSync(join(claude, "projects", "-work-a"));
+    writeFileSync(
+      join(claude, "projects", "-work-a", `${said.sessionId}.jsonl`),
+      `${JSON.stringify(said)}\n`,
+    );
+    const config = join(requiredPath(home.env, "XDG_CONFIG_HOME"), "ccmsg");
+    mkdirSync(config, { recursive: true });
+    writeFileSync(join(config, "config.json"), JSON.stringify({ search_budget_ms: budgetMs }));
+    const inst = await startInstance({ env: home.env });
+    const person = await Peer.unix(inst.socket);
+    await person.helloUser();
+    return { inst, person, claude };
+  }
+
+  it("finds a session by what was said; refuses a bad pattern; is the person's", async () => {
+    const { inst, person, claude } = await searchInstance(10_000);
+    try {
+      const r = await person.call<{ hits: Record<string, unknown>[]; truncated: boolean }>(
+        "session_search",
+        { query: "claim button" },
+      );
+      expect(r.truncated).toBe(false);
+      expect(r.hits).toEqual([
+        expect.objectContaining({
+          sid: SID,
+          instance: inst.id,
+          config_dir: claude,
+          file: join(claude, "projects", "-home-dev-widgets", `${SID}.jsonl`),
+          title: "Claim button for the work board",
+        }),
+      ]);
+      const bad = await person.request("session_search", { query: "(", regex: true });
+      expect(bad.error).toMatchObject({ code: "invalid_args" });
+      const elsewhere = await person.call<{ hits: unknown[] }>("session_search", {
+        config_dirs: ["/nowhere"],
+      });
+      expect(elsewhere.hits).toEqual([]);
+      const session = await Peer.unix(inst.socket);
+      await session.helloSession(newSid());
+      expect((await session.request("session_search", {})).error).toMatchObject({
+        code: "forbidden",
+      });
+      session.close();
+    } finally {
+      person.close();
+      await inst.stop();
+    }
+  });
+
+  it("a runaway pattern is cut off at the budget, and health pings answer meanwhile", async () => {
+    const { inst, person } = await searchInstance(1500);
+    const pinger = await Peer.unix(inst.socket);
+    try {
+      let done = false;
+      const search = person
+        .call<{ hits: unknown[]; truncated: boolean }>("session_search", {
+          query: "^(a+)+$",
+          regex: true,
+        })
+        .finally(() => {
+          done = true;
+        });
+      let pings = 0;
+      while (!done) {
+        await pinger.call("instance_ping");
+        pings++;
+      }
+      expect(await search).toMatchObject({ truncated: true });
+      // The search ran past its budget on its own thread: the loop kept answering.
+      expect(pings).toBeGreaterThan(10);
+    } finally {
+      pinger.close();
+      person.close();
+      await inst.stop();
+    }
+  });
+
+  it("under a tiny budget the walk stops and says truncated", async () => {
+    const { inst, person } = await searchInstance(1);
+    try {
+      expect(await person.call("session_search", { query: "claim" })).toEqual({
+        hits: [],
+        truncated: true,
+      });
     } finally {
       person.close();
       await inst.stop();

@@ -35,6 +35,9 @@ export function sessionControlHandlers(s: Services): Handlers {
   async function harnessProcess(sid: string): Promise<HarnessProcess> {
     const found = await findHarnessProcess(s.harness, s.configHome, sid);
     if (!found.found) throw contractError("session_not_found", found.why);
+    // A state file naming this very process names no session to act on.
+    if (found.process.pid === process.pid)
+      throw contractError("session_not_found", `session ${sid}'s state file names the instance`);
     return found.process;
   }
 
