@@ -6,6 +6,7 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
+import { benchSessionSearch } from "./session-search.js";
 import { benchTranscripts } from "./transcripts.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
@@ -18,6 +19,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   hud: benchHud,
   hooks: benchHooks,
   presence: benchPresence,
+  "session-search": benchSessionSearch,
   transcripts: benchTranscripts,
 };
 

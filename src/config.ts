@@ -24,6 +24,8 @@ export interface CcmsgConfig {
   direct_delivery?: boolean;
   /** The `codex` executable route (a) runs for Codex (default: `codex` on PATH). */
   codex_command?: string;
+  /** How long one `session_search` may walk transcripts (ms, default 5000). */
+  search_budget_ms?: number;
 }
 
 const KNOWN_KEYS = [
@@ -33,6 +35,7 @@ const KNOWN_KEYS = [
   "linear",
   "direct_delivery",
   "codex_command",
+  "search_budget_ms",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -109,6 +112,12 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
   if (value.codex_command !== undefined) {
     if (!nonEmpty(value.codex_command)) throw bad("codex_command", "must be a non-empty string");
     out.codex_command = value.codex_command;
+  }
+  if (value.search_budget_ms !== undefined) {
+    const ms = value.search_budget_ms;
+    if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 1 || ms > 600_000)
+      throw bad("search_budget_ms", "must be an integer from 1 to 600000");
+    out.search_budget_ms = ms;
   }
   return out;
 }
