@@ -6,6 +6,7 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
+import { benchSessionSearch } from "./session-search.js";
 import { benchStatus } from "./status.js";
 import { benchTranscripts } from "./transcripts.js";
 
@@ -20,6 +21,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   hooks: benchHooks,
   presence: benchPresence,
   status: benchStatus,
+  "session-search": benchSessionSearch,
   transcripts: benchTranscripts,
 };
 

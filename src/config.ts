@@ -29,6 +29,8 @@ export interface CcmsgConfig {
   /** A session quiet this long with unmerged work is up for salvage (HUD's
    * stale-salvage queue; default 3600 s). */
   quiet_session_seconds?: number;
+  /** How long one `session_search` may walk transcripts (ms, default 5000). */
+  search_budget_ms?: number;
 }
 
 const KNOWN_KEYS = [
@@ -40,6 +42,7 @@ const KNOWN_KEYS = [
   "codex_command",
   "stale_bash_seconds",
   "quiet_session_seconds",
+  "search_budget_ms",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -123,6 +126,12 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     if (typeof v !== "number" || !Number.isFinite(v) || v <= 0)
       throw bad(key, "must be a number of seconds > 0");
     out[key] = v;
+  }
+  if (value.search_budget_ms !== undefined) {
+    const ms = value.search_budget_ms;
+    if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 1 || ms > 600_000)
+      throw bad("search_budget_ms", "must be an integer from 1 to 600000");
+    out.search_budget_ms = ms;
   }
   return out;
 }

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
+import { tmuxInstalled } from "../harness/tmux.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
@@ -11,6 +12,7 @@ import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
+import { sessionControlHandlers } from "./handlers/session-control.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
@@ -87,7 +89,8 @@ export function buildEngines(input: EngineInputs): Engines {
     log,
   });
   serveSessionStatus({ instanceId: id, hub, sessions, feeds: transcripts.feeds, log });
-  const capabilities = new Set<Capability>();
+  // `terminal`: session_rename types into tmux panes (DR-0031).
+  const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -102,6 +105,7 @@ export function buildEngines(input: EngineInputs): Engines {
     capabilities,
     configHome: input.configHome,
     harness: input.harness,
+    env: input.env,
     transcripts,
     self: input.self,
     clientCount: () => connections.size,
@@ -132,6 +136,7 @@ export function handlerTable(services: Services): Handlers {
     ...connectHandlers(services),
     ...messagingHandlers(services),
     ...controlHandlers(services),
+    ...sessionControlHandlers(services),
     ...transcriptHandlers(services),
   };
 }
