@@ -18,10 +18,10 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
-import { emptySessionStatus } from "./session-status.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
+import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection } from "./wire/connection.js";
 import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
@@ -74,7 +74,6 @@ export function buildEngines(input: EngineInputs): Engines {
     peersLeftOut = fit.leftOut;
     return fit.data;
   });
-  hub.provideValue("session_status", emptySessionStatus);
   const presence = new Presence(input.harness, input.configHome, id, sessions, hub, log);
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const direct = directSetup(input.env, input.harness, input.configHome, log);
@@ -89,6 +88,7 @@ export function buildEngines(input: EngineInputs): Engines {
     hub,
     log,
   });
+  serveSessionStatus({ instanceId: id, hub, sessions, feeds: transcripts.feeds, log });
   // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   const connections = new Set<Connection>();

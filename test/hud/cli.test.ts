@@ -122,7 +122,12 @@ describe("ccmsg hud", () => {
       sessionId: SID,
       contextWindow: { remainingPct: 62, pressure: "normal" },
     });
-    expect(payload.cost).toEqual({ sessionUsd: 0.84, budgetUsd: null, trend: "unknown" });
+    expect(payload.cost).toEqual({
+      sessionUsd: 0.84,
+      budgetUsd: null,
+      trend: "unknown",
+      tokens: null,
+    });
     expect(readFileSync(out, "utf8")).toBe(r.stdout);
   });
 

@@ -55,6 +55,7 @@ export class TranscriptTopics<P extends { [K in keyof P]: FeedConsumer }> {
     }
     if (feed !== undefined) entry.feed = feed;
     else this.lookFor(sid, entry);
+    if (feed !== undefined) await settled(feed);
   }
 
   /** Let the feed go once none of the sid's topics has a subscriber. */
@@ -87,6 +88,7 @@ export class TranscriptTopics<P extends { [K in keyof P]: FeedConsumer }> {
       }
       entry.feed = feed;
       entry.look = undefined;
+      await settled(feed);
       // The status topic was served empty until now.
       this.hub.invalidate(`session_status:${sid}`);
     }, LOOK_EVERY_MS);
@@ -100,4 +102,11 @@ export class TranscriptTopics<P extends { [K in keyof P]: FeedConsumer }> {
     }
     this.held.clear();
   }
+}
+
+/** Wait for every part of a feed that has reads of its own to finish them. */
+async function settled<P>(feed: Feed<P>): Promise<void> {
+  await Promise.all(
+    (Object.values(feed.parts as object) as FeedConsumer[]).map((p) => p.settled?.()),
+  );
 }
