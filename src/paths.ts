@@ -78,6 +78,8 @@ export const stateFiles = (stateDir: string) => ({
   openPage: join(stateDir, "open.html"),
   /** The last statusline input per session (`<sid>.json`), for the HUD. */
   statusline: join(stateDir, "statusline"),
+  /** Typed transcript dumps (`session_dump_write`), 0700 / 0600. */
+  dumps: join(stateDir, "dumps"),
 });
 
 /** ccmsg's own configuration: `CCMSG_CONFIG_DIR/config.json`, else

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
+import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
@@ -11,6 +12,7 @@ import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
+import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
@@ -34,6 +36,8 @@ export interface EngineInputs {
    * and whose files say which sessions run. */
   configHome: string;
   harness: HarnessKind;
+  /** The instance's state directory (dumps are written below it). */
+  stateDir: string;
   /** The instance's environment (ccmsg's config file, the harness it serves). */
   env: NodeJS.ProcessEnv;
   self(): InstanceInfo;
@@ -103,6 +107,8 @@ export function buildEngines(input: EngineInputs): Engines {
     configHome: input.configHome,
     harness: input.harness,
     transcripts,
+    configPath: configFile(undefined, input.env),
+    dumpDir: stateFiles(input.stateDir).dumps,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -133,5 +139,6 @@ export function handlerTable(services: Services): Handlers {
     ...messagingHandlers(services),
     ...controlHandlers(services),
     ...transcriptHandlers(services),
+    ...transcriptItemsHandlers(services),
   };
 }

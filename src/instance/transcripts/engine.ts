@@ -3,12 +3,14 @@ import type { TranscriptHarness } from "../../harness/transcript-files.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import { TranscriptFeeds } from "./feeds.js";
+import { ItemIndex, serveItemsTopic } from "./items.js";
 import { RawPublisher } from "./raw.js";
 import { TranscriptTopics } from "./topics.js";
 
 /** The consumers every transcript feed hands its lines to. */
 export interface TranscriptParts {
   raw: RawPublisher;
+  items: ItemIndex;
 }
 
 export interface Transcripts {
@@ -41,20 +43,20 @@ export function serveTranscripts(input: {
     home: input.home,
     log: input.log,
     announced,
-    parts: (info) => ({
-      raw: new RawPublisher(
-        info,
-        hub,
-        input.instanceId,
-        info.agentId === undefined && topics?.late.has(info.sid) === true,
-      ),
-    }),
+    parts: (info) => {
+      const late = info.agentId === undefined && topics?.late.has(info.sid) === true;
+      return {
+        raw: new RawPublisher(info, hub, input.instanceId, late),
+        items: new ItemIndex(info, hub, input.instanceId, late),
+      };
+    },
   });
   topics = new TranscriptTopics(feeds, hub, input.log);
   hub.provideSnapshot("transcript", (_conn, sid) => ({
     sid,
     size: feeds.running(sid!)?.consumed() ?? 0,
   }));
+  serveItemsTopic(hub, feeds);
   return {
     feeds,
     topics,
