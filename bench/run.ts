@@ -6,6 +6,7 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
+import { benchTranscriptItems } from "./transcript-items.js";
 import { benchTranscripts } from "./transcripts.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
@@ -19,6 +20,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   hooks: benchHooks,
   presence: benchPresence,
   transcripts: benchTranscripts,
+  "transcripts-items": benchTranscriptItems,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -11,6 +11,7 @@ import {
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { renderDirectDelivery } from "../../src/contract/direct-delivery.js";
 import { SessionDumpFile } from "../../src/contract/transcripts.js";
 import { validationErrors } from "../../src/contract/validate.js";
 import { requiredPath } from "../helpers/env.js";
@@ -23,7 +24,7 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
-import { claudeTurn, codexExtras, codexTurn, envelope } from "../helpers/transcript-records.js";
+import { claudeTurn, codexExtras, codexTurn } from "../helpers/transcript-records.js";
 
 // Issue 10 item 2: typed items over the wire — transcript_items_read,
 // transcript_items:<sid>, session_dump_write, dump_presets_read and
@@ -222,6 +223,10 @@ describe("transcript_items_read", () => {
 describe("transcript_items:<sid> (scenario 16, step 5)", () => {
   it("opens with the newest items, then carries each completed record's items once", async () => {
     const { sid, path } = transcript(claudeTurn(0));
+    // A greeted with its transcript_path (accepted: it is under projects/).
+    const a = await Peer.unix(inst.socket);
+    peers.push(a);
+    await a.helloSession(sid, { cwd: "/work/items", transcript_path: path });
     const topic = `transcript_items:${sid}`;
     const snap = await person.subscribe(topic);
     const items = (snap.data as { sid: string; items: Item[] }).items;
@@ -229,30 +234,44 @@ describe("transcript_items:<sid> (scenario 16, step 5)", () => {
     expect(items.length).toBeGreaterThan(10);
     expect(items.at(-1)!.text).toMatch(/^Done with turn 0/);
 
-    // A delivered envelope, written in two pieces: nothing until the newline.
+    // A delivered envelope in the contract's wording, written in two pieces.
+    const body = "Ship it when green.\n\n(two lines)";
     const line = JSON.stringify({
       type: "user",
       uuid: "env-1",
       timestamp: "2026-11-30T12:00:00.000Z",
-      message: { role: "user", content: envelope("Ship it when green.") },
+      message: {
+        role: "user",
+        content: renderDirectDelivery({
+          mid: "0f3a9c2e51b84d7a9e6c1b2d3f4a5b6c/7",
+          from: "8b2d4e6f-1a3c-4d5e-8f70-9a1b2c3d4e5f",
+          from_label: "widgets-wt/api",
+          text: body,
+        }),
+      },
     });
     appendFileSync(path, line.slice(0, 40));
-    await new Promise((r) => setTimeout(r, 1200));
+    // A read makes the feed take in what is there now; any frame for the
+    // partial line would be queued before its reply.
+    await read({ sid, limit: 1 });
     expect(person.frames.filter((f) => f.topic === topic && f.snapshot !== true)).toHaveLength(0);
     appendFileSync(path, `${line.slice(40)}\n`);
     const frame = await person.next((f) => f.topic === topic && f.snapshot !== true);
     const got = (frame.data as { items: Item[] }).items;
     expect(got).toHaveLength(1);
-    expect(got[0]).toMatchObject({
+    expect(got[0]).toEqual({
       id: "env-1:0",
       uuid: "env-1",
-      type: "message:session:in",
-      text: "Ship it when green.",
       source: {
         offset: statSync(path).size - Buffer.byteLength(line) - 1,
         bytes: Buffer.byteLength(line) + 1,
       },
+      type: "message:session:in",
       at: Date.parse("2026-11-30T12:00:00.000Z"),
+      turn: 3, // the prompt, the queued one, /model
+      text: body,
+      from: "8b2d4e6f-1a3c-4d5e-8f70-9a1b2c3d4e5f",
+      msg_id: "0f3a9c2e51b84d7a9e6c1b2d3f4a5b6c/7",
     });
     await person.call("topic_unsubscribe", { topic });
   });
