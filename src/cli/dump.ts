@@ -10,7 +10,7 @@ const USAGE =
  * instance's host (`session_dump_write`, a person's op) and say where. */
 export const dump: Command = async (argv) => {
   const { values, positionals } = parse(
-    argv,
+    joinTypes(argv),
     {
       preset: { type: "string" },
       types: { type: "string" },
@@ -56,3 +56,19 @@ export const dump: Command = async (argv) => {
     client.close();
   }
 };
+
+/** `--types -thinking` reads as a missing value to node's parser (a value may
+ * not start with `-`); a selection often does, so it is joined as `--types=…`. */
+function joinTypes(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = argv[i + 1];
+    if (arg === "--") return [...out, ...argv.slice(i)];
+    if (arg === "--types" && value !== undefined && value.startsWith("-") && value !== "--") {
+      out.push(`--types=${value}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}

@@ -277,6 +277,31 @@ describe("transcript_items:<sid> (scenario 16, step 5)", () => {
   });
 });
 
+describe("transcript_items:<sid> for a file that appears later", () => {
+  it("opens empty, then carries every item of the file from its first line", async () => {
+    const sid = newSid();
+    const topic = `transcript_items:${sid}`;
+    const snap = await person.subscribe(topic);
+    expect(snap.data).toEqual({ sid, items: [] });
+    const dir = join(home, "projects", "-work-later");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${sid}.jsonl`), `${claudeTurn(3).join("\n")}\n`);
+    const got: Item[] = [];
+    while (!got.some((i) => String(i.text).startsWith("Done with turn 3"))) {
+      const f = await person.next((p) => p.topic === topic && p.snapshot !== true);
+      got.push(...(f.data as { items: Item[] }).items);
+    }
+    // The topic has no selection: attachments come too. A call went out
+    // before its result existed, so only a later read links it to it.
+    const every = ["message", "thinking", "notice", "system", "hook", "tool"];
+    const read = await readAll({ sid, types: every }, 500);
+    const unlinked = (items: Item[]) => items.map(({ result_item: _r, ...rest }) => rest);
+    expect(unlinked(got)).toEqual(unlinked(read));
+    expect(got.filter((i) => i.result_item !== undefined)).toEqual([]);
+    await person.call("topic_unsubscribe", { topic });
+  });
+});
+
 describe("session_dump_write and dump_presets_read", () => {
   it("writes a SessionDumpFile under the state dir, private, with counts per type and the ledger", async () => {
     const r = await person.call<{
@@ -376,6 +401,14 @@ describe("session_dump_write and dump_presets_read", () => {
     expect(path).toMatch(new RegExp(`^${join(inst.stateDir, "dumps")}/${SID}-.*\\.json$`));
     expect(summary).toMatch(/^\d+ item\(s\), \d+ bytes$/);
     expect(rows.some((l) => /^\s+2\s+tool:Agent$/.test(l))).toBe(true);
+    const negative = await run(
+      process.execPath,
+      [CLI, "dump", SID, "--types", "-thinking,-tool", "--json"],
+      { env },
+    );
+    const counts = (JSON.parse(negative.stdout) as { entries: Record<string, number> }).entries;
+    expect(Object.keys(counts).some((t) => t === "thinking" || t.startsWith("tool:"))).toBe(false);
+    expect(counts["message:user:in"]).toBe(1);
     const json = await run(process.execPath, [CLI, "dump", SID, "--agent", AGENT, "--json"], {
       env,
     });

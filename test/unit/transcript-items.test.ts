@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   type TranscriptItem,
@@ -402,5 +403,137 @@ describe("envelopes", () => {
       ["message:session:in", "hi"],
       ["message:user:in", broken],
     ]);
+  });
+});
+
+describe("any record", () => {
+  it("gives valid items or none, never an exception, for both harnesses", () => {
+    const value = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.anything(), { maxLength: 3 }),
+      fc.dictionary(fc.string({ maxLength: 8 }), fc.anything(), { maxKeys: 4 }),
+    );
+    const block = fc.record(
+      {
+        type: fc.constantFrom("text", "thinking", "tool_use", "tool_result", "image", "weird"),
+        text: value,
+        thinking: value,
+        id: fc.oneof(fc.constantFrom("toolu_1", "toolu_2"), value),
+        name: fc.oneof(
+          fc.constantFrom("Bash", "Read", "Task", "Edit", "TodoWrite", "Nope", "a b"),
+          value,
+        ),
+        input: value,
+        tool_use_id: fc.oneof(fc.constantFrom("toolu_1", "toolu_2"), value),
+        content: value,
+        is_error: value,
+      },
+      { requiredKeys: ["type"] },
+    );
+    const record = fc.record(
+      {
+        type: fc.oneof(
+          fc.constantFrom(
+            "user",
+            "assistant",
+            "system",
+            "attachment",
+            "response_item",
+            "event_msg",
+            "session_meta",
+            "compacted",
+            "progress",
+          ),
+          value,
+        ),
+        uuid: fc.oneof(fc.uuid(), value),
+        timestamp: fc.oneof(fc.constant("2026-11-30T10:00:00Z"), value),
+        isMeta: value,
+        subtype: fc.oneof(
+          fc.constantFrom("compact_boundary", "api_error", "local_command", "stop_hook_summary"),
+          value,
+        ),
+        content: value,
+        message: fc.record(
+          { id: value, content: fc.oneof(value, fc.array(block, { maxLength: 4 })) },
+          { requiredKeys: [] },
+        ),
+        toolUseResult: value,
+        attachment: fc.oneof(
+          value,
+          fc.record(
+            {
+              type: fc.oneof(
+                fc.constantFrom("hook_success", "queued_command", "todo_reminder"),
+                value,
+              ),
+              hookName: value,
+              hookEvent: value,
+              prompt: value,
+              content: value,
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+        payload: fc.oneof(
+          value,
+          fc.record(
+            {
+              type: fc.oneof(
+                fc.constantFrom(
+                  "message",
+                  "reasoning",
+                  "function_call",
+                  "function_call_output",
+                  "turn_aborted",
+                  "error",
+                ),
+                value,
+              ),
+              role: value,
+              content: value,
+              call_id: fc.oneof(fc.constant("c1"), value),
+              name: value,
+              arguments: value,
+              output: value,
+              summary: value,
+              message: value,
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+      },
+      { requiredKeys: [] },
+    );
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(
+        fc.array(record, { minLength: 1, maxLength: 12 }),
+        fc.constantFrom("claude", "codex"),
+        (records, harness) => {
+          let offset = 0;
+          const lines: TranscriptLine[] = records.map((r) => {
+            const text = JSON.stringify(r);
+            const line = {
+              text,
+              offset,
+              bytes: Buffer.byteLength(text) + 1,
+              record: JSON.parse(text),
+            };
+            offset += line.bytes;
+            return line;
+          });
+          const { items } = classifyAll(harness as "claude" | "codex", lines);
+          expect(invalid(items)).toEqual([]);
+          for (const i of items) seen.add(i.type.split(":").slice(0, 2).join(":"));
+        },
+      ),
+      { numRuns: 400 },
+    );
+    // The generator reaches far beyond system:unknown.
+    expect(seen.size).toBeGreaterThan(8);
   });
 });
