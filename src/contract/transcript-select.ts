@@ -14,7 +14,7 @@ import type { DumpPreset } from "./transcripts.js";
 // means "the default without thinking" rather than "nothing".
 
 /** What the default selection leaves out. */
-export const DEFAULT_EXCLUDED = "system:attachment";
+export const DEFAULT_SELECTION_EXCLUDES = "system:attachment";
 
 const selectorRe = new RegExp(TRANSCRIPT_ITEM_SELECTOR_PATTERN);
 /** What `@name` may reference (the selector pattern's preset part). */
@@ -83,7 +83,7 @@ function expand(
 
 /** The selection `selectors` describe over `presets`; throws a
  * ContractError when it cannot be applied. */
-export function select(
+export function selectTypes(
   selectors: readonly string[] | undefined,
   presets: PresetTable = new Map(),
 ): Selection {
@@ -91,7 +91,7 @@ export function select(
   expand(selectors ?? [], presets, expanded, [], false);
   const applied =
     expanded.length === 0 || expanded[0]!.startsWith("-")
-      ? [`-${DEFAULT_EXCLUDED}`, ...expanded]
+      ? [`-${DEFAULT_SELECTION_EXCLUDES}`, ...expanded]
       : expanded;
   // Evaluated newest rule first: the last match decides.
   const rules = applied
@@ -144,7 +144,7 @@ export function presetProblems(presets: readonly DumpPreset[]): string[] {
       continue;
     }
     try {
-      select([`@${p.name}`], table);
+      selectTypes([`@${p.name}`], table);
     } catch (error) {
       if (!(error instanceof ContractError)) throw error;
       out.push(`${p.name}: ${error.message}`);

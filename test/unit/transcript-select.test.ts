@@ -6,7 +6,7 @@ import {
   dumpSelectors,
   presetProblems,
   presetTable,
-  select,
+  selectTypes,
 } from "../../src/contract/transcript-select.js";
 import type { DumpPreset } from "../../src/contract/transcripts.js";
 
@@ -27,7 +27,7 @@ const TYPES = [
   "hook:Stop",
 ];
 const kept = (selectors?: string[], presets: DumpPreset[] = []) => {
-  const s = select(selectors, presetTable(presets));
+  const s = selectTypes(selectors, presetTable(presets));
   return TYPES.filter((t) => s.keeps(t));
 };
 const preset = (name: string, types: string[]): DumpPreset => ({ name, opts: { types } });
@@ -45,7 +45,7 @@ function refusal(fn: () => unknown): { code: string; msg: string } {
 describe("select", () => {
   it("keeps everything but attachments by default, and spells the default out", () => {
     expect(kept()).toEqual(TYPES.filter((t) => !t.startsWith("system:attachment")));
-    expect(select([]).applied).toEqual(["-system:attachment"]);
+    expect(selectTypes([]).applied).toEqual(["-system:attachment"]);
   });
 
   it("starts from nothing when the first selector adds, from the default when it removes", () => {
@@ -55,7 +55,7 @@ describe("select", () => {
         (t) => !t.startsWith("system:attachment") && t !== "thinking" && !t.startsWith("tool"),
       ),
     );
-    expect(select(["-thinking"]).applied).toEqual(["-system:attachment", "-thinking"]);
+    expect(selectTypes(["-thinking"]).applied).toEqual(["-system:attachment", "-thinking"]);
   });
 
   it("applies selectors left to right: the last one that matches decides", () => {
@@ -76,7 +76,7 @@ describe("select", () => {
       preset("talk", ["message", "-message:sub"]),
       preset("work", ["@talk", "tool"]),
     ];
-    expect(select(["@work", "-tool:Agent"], presetTable(presets)).applied).toEqual([
+    expect(selectTypes(["@work", "-tool:Agent"], presetTable(presets)).applied).toEqual([
       "message",
       "-message:sub",
       "tool",
@@ -90,16 +90,16 @@ describe("select", () => {
       "tool:Agent",
       "tool:mcp__x__y",
     ]);
-    expect(select(["-@talk"], presetTable(presets)).applied).toEqual([
+    expect(selectTypes(["-@talk"], presetTable(presets)).applied).toEqual([
       "-system:attachment",
       "-message",
     ]);
   });
 
   it("refuses an unknown preset (not_found) and a cycle (invalid_args)", () => {
-    expect(refusal(() => select(["@nope"])).code).toBe("not_found");
+    expect(refusal(() => selectTypes(["@nope"])).code).toBe("not_found");
     const cyclic = presetTable([preset("a", ["@b"]), preset("b", ["tool", "@a"])]);
-    const r = refusal(() => select(["@a"], cyclic));
+    const r = refusal(() => selectTypes(["@a"], cyclic));
     expect(r).toEqual({ code: "invalid_args", msg: "preset cycle: @a → @b → @a" });
   });
 

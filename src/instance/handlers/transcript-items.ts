@@ -5,7 +5,7 @@ import {
   DEFAULT_DUMP_PRESETS,
   dumpSelectors,
   presetTable,
-  select,
+  selectTypes,
 } from "../../contract/transcript-select.js";
 import type { DumpIds, DumpPreset } from "../../contract/transcripts.js";
 import { AGENT_ID_PATTERN } from "../../harness/transcript-files.js";
@@ -29,7 +29,7 @@ export function transcriptItemsHandlers(s: Services): Handlers {
   return {
     async transcript_items_read(args, { caller }) {
       requireOwnTranscript(caller, args.sid);
-      const selection = select(args.types, await presetsFor(s, args.types));
+      const selection = selectTypes(args.types, await presetsFor(s, args.types));
       const limit = Math.min(args.limit ?? ITEMS_READ_LIMIT, ITEMS_READ_LIMIT);
       const range: ItemRange = { ...rangeOf(args), sinceId: args.since_id };
       const slice = await withIndex(s, args.sid, args.agent_id, (index) =>
@@ -44,7 +44,7 @@ export function transcriptItemsHandlers(s: Services): Handlers {
 
     async session_dump_write(args) {
       const selectors = dumpSelectors(args);
-      const selection = select(selectors, await presetsFor(s, selectors));
+      const selection = selectTypes(selectors, await presetsFor(s, selectors));
       const written = await withIndex(s, args.sid, args.agent_id, (index) =>
         writeDump(index, s.dumpDir, {
           sid: args.sid,
