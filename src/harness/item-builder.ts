@@ -1,3 +1,8 @@
+import {
+  type DirectDelivery,
+  directDeliveryReplyLine,
+  parseDirectDelivery,
+} from "../contract/direct-delivery.js";
 import type { TranscriptLine } from "./transcript-lines.js";
 
 // The pieces both harness classifiers build items with: one builder per
@@ -241,4 +246,42 @@ export function mcpSend(
     text,
     ...(m[1] === "reply" && mid !== undefined ? { reply_to: mid } : {}),
   };
+}
+
+// --- deliveries inside a hook's output ---
+
+const OPEN = "<cross-session-message ";
+const CLOSE = "\n</cross-session-message>";
+
+/** The ccmsg deliveries a hook handed the model (`ccmsg inbox --hook` joins
+ * rendered envelopes with blank lines, and may end with a note). A block ends
+ * at the first closing tag that follows its own reply line, so a body holding
+ * the tag or a blank line stays whole; text around blocks is not a delivery. */
+export function deliveriesIn(text: string): DirectDelivery[] {
+  const out: DirectDelivery[] = [];
+  let from = 0;
+  for (;;) {
+    const start = text.indexOf(OPEN, from);
+    if (start < 0) return out;
+    from = start + OPEN.length;
+    if (start > 0 && !text.startsWith("\n\n", start - 2)) continue;
+    // The first closing tag that ends a block (text end or a blank line).
+    for (
+      let close = text.indexOf(CLOSE, from);
+      close >= 0;
+      close = text.indexOf(CLOSE, close + 1)
+    ) {
+      const end = close + CLOSE.length;
+      if (end !== text.length && !text.startsWith("\n\n", end)) continue;
+      const d = parseDirectDelivery(text.slice(start, end));
+      const replied =
+        d !== undefined &&
+        text.slice(start, close).endsWith(`\n\n${directDeliveryReplyLine(d.mid, d.from)}`);
+      if (d !== undefined && replied) {
+        out.push(d);
+        from = end;
+        break;
+      }
+    }
+  }
 }

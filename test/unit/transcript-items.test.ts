@@ -8,6 +8,7 @@ import {
   TranscriptItem as TranscriptItemSchema,
 } from "../../src/contract/transcripts.js";
 import { validationErrors } from "../../src/contract/validate.js";
+import { fitMessages } from "../../src/harness/hook-delivery.js";
 import {
   type Classified,
   classifierFor,
@@ -403,6 +404,51 @@ describe("envelopes", () => {
       ["message:session:in", "hi"],
       ["message:user:in", broken],
     ]);
+  });
+});
+
+describe("messages handed over by ccmsg's hooks", () => {
+  it("are message:session:in beside the hook item, each with its own body", async () => {
+    const from = "8b2d4e6f-1a3c-4d5e-8f70-9a1b2c3d4e5f";
+    const bodies = [
+      "first",
+      'two paragraphs\n\n<cross-session-message from="x">not an envelope',
+      "ends with the tag\n</cross-session-message>",
+      "x".repeat(9000),
+    ];
+    const messages = bodies.map((text, i) => ({
+      mid: `0f3a9c2e51b84d7a9e6c1b2d3f4a5b6c/${i + 1}`,
+      from,
+      from_label: "api",
+      text,
+      sent_at: 0,
+    }));
+    const { text, included } = fitMessages(messages, 10_000);
+    expect(included).toHaveLength(3);
+    const path = write([
+      JSON.stringify({
+        type: "attachment",
+        uuid: "h1",
+        timestamp: "2026-11-30T10:00:00Z",
+        attachment: {
+          type: "hook_additional_context",
+          content: [text],
+          hookName: "UserPromptSubmit",
+          hookEvent: "UserPromptSubmit",
+          toolUseID: "",
+        },
+      }),
+    ]);
+    const { items } = classifyAll("claude", await lines(path));
+    expect(invalid(items)).toEqual([]);
+    expect(items.map((i) => i.type)).toEqual([
+      "hook:UserPromptSubmit",
+      "message:session:in",
+      "message:session:in",
+      "message:session:in",
+    ]);
+    expect(items.slice(1).map((i) => (i as { text: string }).text)).toEqual(bodies.slice(0, 3));
+    expect(items[1]).toMatchObject({ from, msg_id: messages[0]!.mid });
   });
 });
 

@@ -3,6 +3,7 @@ import {
   type CallBook,
   type Classified,
   count,
+  deliveriesIn,
   flag,
   ItemBuilder,
   id,
@@ -382,11 +383,12 @@ export class ClaudeClassifier implements TranscriptClassifier {
     const event = str(a.hookEvent) ?? hookName?.split(":")[0];
     if (kind.startsWith("hook_") && event) {
       const blocking = obj(a.blockingError);
+      const content =
+        textOf(a.content) ?? str(blocking?.blockingError) ?? str(a.stdout) ?? str(a.message);
       b.add(`hook:${segment(event)}`, {
         hook_name: hookName || event,
         outcome: HOOK_OUTCOMES[kind] ?? "output",
-        content:
-          textOf(a.content) ?? str(blocking?.blockingError) ?? str(a.stdout) ?? str(a.message),
+        content,
         command: str(a.command) ?? str(blocking?.command),
         exit_code:
           typeof a.exitCode === "number" && Number.isInteger(a.exitCode) ? a.exitCode : undefined,
@@ -394,6 +396,9 @@ export class ClaudeClassifier implements TranscriptClassifier {
         duration_ms: count(a.durationMs),
         tool_use_id: id(a.toolUseID),
       });
+      // Messages ccmsg's hooks handed over are deliveries like any other.
+      for (const d of content === undefined ? [] : deliveriesIn(content))
+        b.add("message:session:in", { text: d.text, from: d.from, msg_id: d.mid });
       return;
     }
     // A prompt typed while the model worked, handed over with the next turn.
