@@ -124,8 +124,9 @@ export function flag(v: unknown): boolean | undefined {
   return typeof v === "boolean" ? v : undefined;
 }
 
-/** Milliseconds of an ISO-8601 timestamp, or undefined. */
+/** Milliseconds of an ISO-8601 timestamp (or of a count of them), or undefined. */
 export function instant(v: unknown): number | undefined {
+  if (typeof v === "number") return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
   if (typeof v !== "string") return undefined;
   const ms = Date.parse(v);
   return Number.isFinite(ms) && ms >= 0 ? ms : undefined;

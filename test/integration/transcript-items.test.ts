@@ -370,8 +370,10 @@ describe("session_dump_write and dump_presets_read", () => {
         "tool:Read",
         "tool:ScheduleWakeup",
       ]);
-      const missing = await person.request("session_dump_write", { sid: SID, preset: "nope" });
-      expect(missing.error?.code).toBe("not_found");
+      for (const preset of ["nope", "not a name"]) {
+        const missing = await person.request("session_dump_write", { sid: SID, preset });
+        expect(missing.error?.code).toBe("not_found");
+      }
       const viaTypes = await read({ sid: SID, types: ["@talk"] });
       expect(new Set(viaTypes.items.map((i) => i.type.split(":")[0]))).toEqual(
         new Set(["message"]),

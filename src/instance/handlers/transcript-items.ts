@@ -44,7 +44,11 @@ export function transcriptItemsHandlers(s: Services): Handlers {
 
     async session_dump_write(args) {
       const selectors = dumpSelectors(args);
-      const selection = selectTypes(selectors, await presetsFor(s, selectors));
+      const table = await presetsFor(s, selectors);
+      // Any name may be asked for; one that is not configured is not found.
+      if (args.preset !== undefined && !table.has(args.preset))
+        throw contractError("not_found", `no dump preset named "${args.preset}"`);
+      const selection = selectTypes(selectors, table);
       const written = await withIndex(s, args.sid, args.agent_id, (index) =>
         writeDump(index, s.dumpDir, {
           sid: args.sid,

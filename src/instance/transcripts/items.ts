@@ -409,8 +409,10 @@ export async function readSlice(
     for (const item of batch) {
       const wire = wireItem(item);
       const size = itemBytes(wire);
-      // The ledger grows with the items; keep room for it.
-      if (items.length >= limit || bytes + size + ledgerRoom(ledger) > budget) {
+      // The ledger grows with the items; keep room for it. The first item is
+      // always taken (fitted, it is far below a frame), so `next` moves on.
+      const full = items.length > 0 && bytes + size + ledgerRoom(ledger) > budget;
+      if (items.length >= limit || full) {
         next = item.id;
         break outer;
       }
