@@ -6,6 +6,7 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
+import { benchSessionSearch } from "./session-search.js";
 import { benchTranscriptItems } from "./transcript-items.js";
 import { benchTranscripts } from "./transcripts.js";
 
@@ -19,6 +20,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   hud: benchHud,
   hooks: benchHooks,
   presence: benchPresence,
+  "session-search": benchSessionSearch,
   transcripts: benchTranscripts,
   "transcripts-items": benchTranscriptItems,
 };

@@ -30,6 +30,8 @@ export interface CcmsgConfig {
   /** Named item selections for dumps and typed reads (contract §10.6), in
    * order; they replace the built-in presets. */
   dump_presets?: DumpPreset[];
+  /** How long one `session_search` may walk transcripts (ms, default 5000). */
+  search_budget_ms?: number;
 }
 
 const KNOWN_KEYS = [
@@ -40,6 +42,7 @@ const KNOWN_KEYS = [
   "direct_delivery",
   "codex_command",
   "dump_presets",
+  "search_budget_ms",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -138,6 +141,12 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     out.codex_command = value.codex_command;
   }
   if (value.dump_presets !== undefined) out.dump_presets = checkPresets(value.dump_presets, bad);
+  if (value.search_budget_ms !== undefined) {
+    const ms = value.search_budget_ms;
+    if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 1 || ms > 600_000)
+      throw bad("search_budget_ms", "must be an integer from 1 to 600000");
+    out.search_budget_ms = ms;
+  }
   return out;
 }
 

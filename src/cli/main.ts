@@ -192,8 +192,10 @@ export const COMMANDS: Record<
     more: [
       "  diff                       the worktree's changes",
       "  pr                         the branch's pull request (gh)",
-      "  stop [--reason r]          declare the session stopping (only from inside it)",
-      "  resume                     the command that resumes the session",
+      "  stop [<sid>] [--force] [--reason r]",
+      "                             stop a running session (SIGINT, then SIGTERM; --force",
+      "                             adds SIGKILL); inside the session itself: declare it done",
+      "  resume [<sid>]             reattach in a new tmux window, else print the command",
       "  create <name> [--base ref] a new worktree on a new branch beside the repository",
     ].join("\n"),
   },

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
+import { tmuxInstalled } from "../harness/tmux.js";
 import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
@@ -12,6 +13,7 @@ import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
+import { sessionControlHandlers } from "./handlers/session-control.js";
 import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
@@ -91,7 +93,8 @@ export function buildEngines(input: EngineInputs): Engines {
     hub,
     log,
   });
-  const capabilities = new Set<Capability>();
+  // `terminal`: session_rename types into tmux panes (DR-0031).
+  const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -106,6 +109,7 @@ export function buildEngines(input: EngineInputs): Engines {
     capabilities,
     configHome: input.configHome,
     harness: input.harness,
+    env: input.env,
     transcripts,
     configPath: configFile(undefined, input.env),
     dumpDir: stateFiles(input.stateDir).dumps,
@@ -138,6 +142,7 @@ export function handlerTable(services: Services): Handlers {
     ...connectHandlers(services),
     ...messagingHandlers(services),
     ...controlHandlers(services),
+    ...sessionControlHandlers(services),
     ...transcriptHandlers(services),
     ...transcriptItemsHandlers(services),
   };

@@ -215,7 +215,7 @@ describe("the HUD payload", () => {
         { control: "resume", reason: "the session's directory is unknown" },
         {
           control: "stop",
-          reason: "not run inside the session (only the session itself can stop)",
+          reason: `no running Claude Code process of session ghost: no state file in ${join(root, ".claude", "sessions")} names a process of it that still runs`,
         },
         { control: "diff", reason: "not in a git repository" },
         { control: "pr", reason: "not in a git repository" },
@@ -239,9 +239,12 @@ describe("the HUD payload", () => {
       bridgeDir: s.bridgeDir,
     });
     expect(payload.context).toMatchObject({ sessionId: SID, worktree: s.repo });
-    // A person's shell cannot stop someone else's session.
+    // A person's shell stops another session by signalling its harness
+    // process: none runs here.
     expect(payload.sessionControls).toMatchObject({
-      blocked: [{ control: "stop", reason: expect.stringContaining("only the session itself") }],
+      blocked: [
+        { control: "stop", reason: expect.stringContaining("no running Claude Code process") },
+      ],
     });
   });
 });
