@@ -3,7 +3,7 @@ import { MutationRunner } from "../board/runner.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
-import { configFile, stateFiles } from "../paths.js";
+import { stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
@@ -111,7 +111,6 @@ export function buildEngines(input: EngineInputs): Engines {
     harness: input.harness,
     env: input.env,
     transcripts,
-    configPath: configFile(undefined, input.env),
     dumpDir: stateFiles(input.stateDir).dumps,
     self: input.self,
     clientCount: () => connections.size,

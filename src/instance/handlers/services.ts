@@ -30,8 +30,6 @@ export interface Services {
   env: NodeJS.ProcessEnv;
   /** Transcript feeds and the topics they serve. */
   transcripts: Transcripts;
-  /** ccmsg's config file (read per request where an edit should apply at once). */
-  configPath: string;
   /** Where `session_dump_write` writes (`<state dir>/dumps`). */
   dumpDir: string;
   /** This instance as `InstanceInfo` (itself, reachable). */

@@ -9,6 +9,7 @@ import {
 } from "../../contract/transcript-select.js";
 import type { DumpIds, DumpPreset } from "../../contract/transcripts.js";
 import { AGENT_ID_PATTERN } from "../../harness/transcript-files.js";
+import { configFile } from "../../paths.js";
 import type { Handlers } from "../dispatch.js";
 import { writeDump } from "../transcripts/dump.js";
 import { type ItemIndex, type ItemRange, readSlice } from "../transcripts/items.js";
@@ -73,7 +74,7 @@ export function transcriptItemsHandlers(s: Services): Handlers {
  * is not the caller's fault: `internal_error`, naming the key. */
 async function presets(s: Services): Promise<DumpPreset[]> {
   try {
-    const config = await readConfig(s.configPath);
+    const config = await readConfig(configFile(undefined, s.env));
     return config.dump_presets ?? [...DEFAULT_DUMP_PRESETS];
   } catch (error) {
     if (error instanceof ContractError) throw contractError("internal_error", error.message);
