@@ -20,6 +20,7 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
+import { SearchEngine } from "./search/engine.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
@@ -54,6 +55,7 @@ export interface Engines {
   presence: Presence;
   board: WorkItemsTopic;
   transcripts: Transcripts;
+  search: SearchEngine;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -93,6 +95,13 @@ export function buildEngines(input: EngineInputs): Engines {
     log,
   });
   serveSessionStatus({ instanceId: id, hub, sessions, feeds: transcripts.feeds, log });
+  // Search across sessions (DR-0037): its own file and threads.
+  const files = stateFiles(input.stateDir);
+  const search = new SearchEngine({
+    ...{ index: files.search, store: files.database, harness: input.harness },
+    ...{ home: input.configHome, log },
+  });
+  messaging.observe(search);
   // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   const connections = new Set<Connection>();
@@ -111,7 +120,8 @@ export function buildEngines(input: EngineInputs): Engines {
     harness: input.harness,
     env: input.env,
     transcripts,
-    dumpDir: stateFiles(input.stateDir).dumps,
+    dumpDir: files.dumps,
+    search,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -128,6 +138,7 @@ export function buildEngines(input: EngineInputs): Engines {
     presence,
     board,
     transcripts,
+    search,
     runner,
     dispatcher,
     connections,

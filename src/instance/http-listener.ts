@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { isLoopbackHost, parseHostPort } from "../address.js";
 import type { ControlPaneDeps } from "../board/http.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
+import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
 import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
 import type { Accept } from "./wire/transport.js";
@@ -11,6 +12,8 @@ export interface HttpListenerOptions {
   listen: string;
   accept: Accept;
   controlPane: ControlPaneDeps;
+  /** Search across sessions (`/api/search`). */
+  search: SearchHttpDeps;
   testHooks?: TestHooks;
   log: Logger;
   /** The owner credential's file, this run (one-time links are bound to it)
@@ -38,6 +41,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
         import("../board/http.js"),
         import("./test-hooks.js"),
       ]);
+    const { searchPlugin } = await import("./search/http.js");
     return httpHandlers(server, {
       host,
       port: boundPort,
@@ -45,6 +49,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
       owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
       plugins: (app) => {
         app.register(controlPanePlugin, options.controlPane);
+        app.register(searchPlugin, options.search);
         if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
       },
     });

@@ -104,7 +104,9 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     void logFile.load();
-    const compacted = opened.compact(startedAt);
+    // A new search index first reads the messages the store still holds (DR-0037).
+    const indexReady = Promise.race([engines.search.ready, delay(10_000)]);
+    const compacted = indexReady.then(() => opened.compact(startedAt));
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
       http = await startHttp({
@@ -121,6 +123,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
+        search: { search: engines.search, now: () => clock.now() },
         testHooks: options.testHooks
           ? {
               clock,
@@ -146,4 +149,8 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     await release();
     throw error;
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
 }
