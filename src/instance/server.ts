@@ -104,9 +104,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     void logFile.load();
-    // A new search index first reads the messages the store still holds (DR-0037).
-    const indexReady = Promise.race([engines.search.ready, delay(10_000)]);
-    const compacted = indexReady.then(() => opened.compact(startedAt));
+    const compacted = engines.search.ready.then(() => opened.compact(startedAt));
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
       http = await startHttp({
@@ -149,8 +147,4 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     await release();
     throw error;
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
 }

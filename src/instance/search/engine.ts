@@ -28,11 +28,16 @@ export interface SearchEngineOptions {
   rescanMs?: number;
 }
 
+/** How long `ready` waits for an index that does not open. */
+const READY_WAIT_MS = 10_000;
+/** The index worker starts this long after the instance: its first requests
+ * are answered before a thread loads beside them (DR-0022). */
+const START_DELAY_MS = 200;
 /** A query running longer than this is ended (its worker with it). */
 export const QUERY_DEADLINE_MS = 5000;
 
 export class SearchEngine {
-  private readonly indexer: Worker;
+  private indexer: Worker | undefined;
   private query: Worker | undefined;
   private rows: DocRow[] = [];
   private flushing = false;
@@ -46,12 +51,26 @@ export class SearchEngine {
   private readonly indexerClosed = new Promise<void>((r) => {
     this.closedResolve = r;
   });
-  /** Resolves once the index is open (and a new one holds the store's messages). */
+  /** Resolves once the index is open and, when it is new, holds the
+   * messages the store still has — the store's compaction waits for it, so
+   * none is forgotten before it is read (at most READY_WAIT_MS). */
   readonly ready: Promise<{ fresh: boolean }>;
   /** Whether the index has read every transcript (as of its last report). */
   caughtUp = false;
 
+  private readied: (v: { fresh: boolean }) => void = () => {};
+
   constructor(private readonly o: SearchEngineOptions) {
+    this.ready = new Promise((r) => {
+      this.readied = r;
+      setTimeout(() => r({ fresh: false }), READY_WAIT_MS).unref();
+    });
+    setTimeout(() => this.start(), START_DELAY_MS).unref();
+  }
+
+  private start(): void {
+    if (this.closed || this.indexer !== undefined) return;
+    const { o } = this;
     const job: IndexJob = {
       index: o.index,
       store: o.store,
@@ -59,13 +78,11 @@ export class SearchEngine {
       home: o.home,
       rescanMs: o.rescanMs ?? 5000,
     };
-    this.indexer = new Worker(new URL("./index-worker.js", import.meta.url), { workerData: job });
-    this.indexer.unref();
-    let readied: (v: { fresh: boolean }) => void = () => {};
-    this.ready = new Promise((r) => {
-      readied = r;
-    });
-    this.indexer.on("message", (e: IndexEvent) => {
+    const indexer = new Worker(new URL("./index-worker.js", import.meta.url), { workerData: job });
+    this.indexer = indexer;
+    indexer.unref();
+    const readied = this.readied;
+    indexer.on("message", (e: IndexEvent) => {
       switch (e.kind) {
         case "ready":
           readied({ fresh: e.fresh });
@@ -82,13 +99,12 @@ export class SearchEngine {
           break;
       }
     });
-    this.indexer.on("error", (error) =>
-      o.log.error({ err: error }, "search: the index worker failed"),
-    );
-    this.indexer.on("exit", () => {
+    indexer.on("error", (error) => o.log.error({ err: error }, "search: the index worker failed"));
+    indexer.on("exit", () => {
       this.closedResolve();
       readied({ fresh: false });
     });
+    this.flush();
   }
 
   /** A message was sent (delivered or held). */
@@ -111,7 +127,7 @@ export class SearchEngine {
 
   private flush(): void {
     this.flushing = false;
-    if (this.rows.length === 0) return;
+    if (this.rows.length === 0 || this.indexer === undefined) return;
     const rows = this.rows;
     this.rows = [];
     this.indexer.postMessage({ kind: "docs", rows } satisfies IndexRequest);
@@ -202,8 +218,10 @@ export class SearchEngine {
     this.flush();
     this.closed = true;
     this.endQueryWorker(contractError("internal_error", "instance is stopping"));
-    this.indexer.postMessage({ kind: "close" } satisfies IndexRequest);
+    const indexer = this.indexer;
+    if (indexer === undefined) return;
+    indexer.postMessage({ kind: "close" } satisfies IndexRequest);
     await Promise.race([this.indexerClosed, new Promise((r) => setTimeout(r, 500).unref())]);
-    await this.indexer.terminate();
+    await indexer.terminate();
   }
 }

@@ -105,8 +105,11 @@ class Run {
 
 let run: Run | undefined;
 let closing = false;
-/** Rows handed over while the index is being (re)opened. */
+/** Rows handed over while the index is being (re)opened; beyond
+ * MAX_WAITING the oldest are dropped (an index that cannot open must not
+ * grow the worker without bound). */
 const waiting: DocRow[] = [];
+const MAX_WAITING = 10_000;
 
 async function identityOf(path: string): Promise<string | undefined> {
   const st = await stat(path).catch(() => undefined);
@@ -120,6 +123,8 @@ async function open(): Promise<void> {
   // reading those lines again, and a damaged file is rebuilt.
   db.pragma("synchronous = OFF");
   db.pragma("cache_size = -32000");
+  // A bulk build grows the WAL; it is cut back after each checkpoint.
+  db.pragma("journal_size_limit = 67108864");
   const writer = new SearchWriter(db);
   if (fresh) writer.batch(() => writer.setMeta("caught_up", "0"));
   const r = new Run(fresh, writer);
@@ -163,6 +168,7 @@ function add(rows: DocRow[]): void {
   if (rows.length === 0) return;
   if (run === undefined || !run.writer.db.open) {
     waiting.push(...rows);
+    if (waiting.length > MAX_WAITING) waiting.splice(0, waiting.length - MAX_WAITING);
     return;
   }
   const { writer } = run;

@@ -1,6 +1,6 @@
 import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import type { Classified } from "../../harness/item-builder.js";
 import { itemText } from "../../harness/item-text.js";
 import {
@@ -36,6 +36,11 @@ const SLICE_BYTES = 8 << 20;
 /** Classifiers kept in memory (the files being appended to); others are
  * rebuilt from their saved state when their file grows. */
 const KEEP_CLASSIFIERS = 256;
+/** Directories watched at most, shallowest first (the tree, its projects or
+ * days, then sessions' sub-agent folders): inotify watches are the user's,
+ * shared with every other program. What is not watched is found by the
+ * periodic walk. */
+const MAX_WATCHES = 1000;
 
 export interface IndexerOptions {
   harness: TranscriptHarness;
@@ -126,7 +131,11 @@ export class TranscriptIndexer {
   private async walkOnce(): Promise<void> {
     const { files, dirs } = await walkTranscripts(this.o.harness, this.o.home);
     if (this.closed) return;
-    for (const dir of dirs) this.watchDir(dir);
+    const depth = (d: string) => d.split(sep).length;
+    for (const dir of dirs.sort((a, b) => depth(a) - depth(b))) {
+      if (this.watchers.size >= MAX_WATCHES) break;
+      this.watchDir(dir);
+    }
     const changed: { path: string; mtime: number }[] = [];
     for (const f of files) {
       const st = await stat(f.path).catch(() => undefined);
@@ -222,6 +231,7 @@ export class TranscriptIndexer {
         this.refused.add(path);
         return false;
       }
+      if (this.closed) return false;
       known = { row: this.addFile(whose, identity), size: -1, mtime: -1 };
       this.followed.set(path, known);
     } else if (known.row.identity !== identity || st.size < known.row.offset) {
