@@ -121,6 +121,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
+        consoleApi: { inbox: opened.inbox, now: () => clock.now(), stateDir: options.stateDir },
         testHooks: options.testHooks
           ? {
               clock,

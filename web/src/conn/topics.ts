@@ -1,0 +1,110 @@
+import { type ReadonlySignal, type Signal, signal } from "@preact/signals";
+import { useEffect, useMemo } from "preact/hooks";
+import { foldTopicFrame } from "../../../src/contract/fold.js";
+import type { TopicFrame, Wire } from "./wire.js";
+
+/**
+ * What the console holds for each topic it listens to: the value folded from
+ * every frame with the contract's own `foldTopicFrame` (the instance and the
+ * console fold alike), and whether it is current.
+ *
+ * A value is *stale* from the moment the connection drops until the new
+ * subscription's snapshot arrives: views keep showing it, marked, instead of
+ * emptying the screen. The first frame after a (re)subscription folds onto
+ * nothing, so what the instance forgot while the console was away (a lost
+ * session removed, an instance gone) does not linger.
+ */
+export interface TopicState<T = unknown> {
+  readonly value: ReadonlySignal<T | undefined>;
+  /** True while the connection is down or the snapshot has not come yet. */
+  readonly stale: ReadonlySignal<boolean>;
+  /** Increments on every frame (for views that react to any change). */
+  readonly frames: ReadonlySignal<number>;
+}
+
+interface Held {
+  value: Signal<unknown>;
+  stale: Signal<boolean>;
+  frames: Signal<number>;
+  users: number;
+  /** The next frame starts over (a subscription was just made). */
+  fresh: boolean;
+  stop?: () => void;
+  linger?: ReturnType<typeof setTimeout>;
+}
+
+/** A topic nobody shows is kept this long before it is unsubscribed, so
+ * moving between views does not churn subscriptions. */
+const LINGER_MS = 15_000;
+
+export class Topics {
+  private readonly held = new Map<string, Held>();
+
+  constructor(private readonly wire: Wire) {
+    // Mark everything stale when the connection drops; the next greeting
+    // subscribes again (wire.ts) and the snapshot clears the mark.
+    wire.state.subscribe((state) => {
+      if (state === "open") {
+        for (const h of this.held.values()) h.fresh = true;
+        return;
+      }
+      for (const h of this.held.values()) h.stale.value = true;
+    });
+  }
+
+  /** Hold a topic (subscribing when first held); `release` lets it go. */
+  hold<T>(topic: string): { state: TopicState<T>; release(): void } {
+    let h = this.held.get(topic);
+    if (h === undefined) {
+      const made: Held = {
+        value: signal(undefined),
+        stale: signal(true),
+        frames: signal(0),
+        users: 0,
+        fresh: true,
+      };
+      made.stop = this.wire.listen(topic, (frame) => this.fold(made, frame));
+      this.held.set(topic, made);
+      h = made;
+    }
+    clearTimeout(h.linger);
+    h.users++;
+    const held = h;
+    let released = false;
+    return {
+      state: held as unknown as TopicState<T>,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--held.users > 0) return;
+        held.linger = setTimeout(() => {
+          if (held.users > 0) return;
+          held.stop?.();
+          this.held.delete(topic);
+        }, LINGER_MS);
+      },
+    };
+  }
+
+  private fold(h: Held, frame: TopicFrame): void {
+    const start = h.fresh;
+    h.fresh = false;
+    const next = foldTopicFrame(start ? undefined : h.value.peek(), frame);
+    if (next !== undefined) h.value.value = next;
+    h.stale.value = false;
+    h.frames.value++;
+  }
+}
+
+/** The held state of a topic for as long as the component shows it;
+ * `undefined` topic = none. The hold is taken while rendering (so the first
+ * paint already shows what is held) and released when the component goes or
+ * the topic changes. */
+export function useTopic<T>(topics: Topics, topic: string | undefined): TopicState<T> | undefined {
+  const hold = useMemo(
+    () => (topic === undefined ? undefined : topics.hold<T>(topic)),
+    [topics, topic],
+  );
+  useEffect(() => () => hold?.release(), [hold]);
+  return hold?.state;
+}
