@@ -1,7 +1,7 @@
-import { type ReadonlySignal, type Signal, signal } from "@preact/signals";
+import { batch, type ReadonlySignal, type Signal, signal } from "@preact/signals";
 import { useEffect, useMemo } from "preact/hooks";
 import { foldTopicFrame } from "../../../src/contract/fold.js";
-import type { TopicFrame, Wire } from "./wire.js";
+import type { TopicFrame, Wire, WireError } from "./wire.js";
 
 /**
  * What the console holds for each topic it listens to: the value folded from
@@ -20,12 +20,16 @@ export interface TopicState<T = unknown> {
   readonly stale: ReadonlySignal<boolean>;
   /** Increments on every frame (for views that react to any change). */
   readonly frames: ReadonlySignal<number>;
+  /** Why the instance refused the subscription (a contract code and its
+   * message), until a frame arrives. */
+  readonly error: ReadonlySignal<WireError | undefined>;
 }
 
 interface Held {
   value: Signal<unknown>;
   stale: Signal<boolean>;
   frames: Signal<number>;
+  error: Signal<WireError | undefined>;
   users: number;
   /** The next frame starts over (a subscription was just made). */
   fresh: boolean;
@@ -60,10 +64,17 @@ export class Topics {
         value: signal(undefined),
         stale: signal(true),
         frames: signal(0),
+        error: signal(undefined),
         users: 0,
         fresh: true,
       };
-      made.stop = this.wire.listen(topic, (frame) => this.fold(made, frame));
+      made.stop = this.wire.listen(
+        topic,
+        (frame) => this.fold(made, frame),
+        (error) => {
+          made.error.value = error;
+        },
+      );
       this.held.set(topic, made);
       h = made;
     }
@@ -90,9 +101,12 @@ export class Topics {
     const start = h.fresh;
     h.fresh = false;
     const next = foldTopicFrame(start ? undefined : h.value.peek(), frame);
-    if (next !== undefined) h.value.value = next;
-    h.stale.value = false;
-    h.frames.value++;
+    batch(() => {
+      if (next !== undefined) h.value.value = next;
+      h.stale.value = false;
+      h.error.value = undefined;
+      h.frames.value++;
+    });
   }
 }
 

@@ -80,6 +80,7 @@ export class Wire {
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly topics = new Map<string, Set<(frame: TopicFrame) => void>>();
+  private readonly refusals = new Map<string, Set<(error: WireError) => void>>();
   private readonly events = new Set<(ev: Record<string, unknown>) => void>();
   private readonly url: string;
   private stopped = false;
@@ -123,18 +124,30 @@ export class Wire {
   /** Listen to a topic. The subscription is made now (or when the connection
    * is next greeted) and made again after every reconnect; the returned
    * function stops listening (and unsubscribes when nobody else listens). */
-  listen(topic: string, listener: (frame: TopicFrame) => void): () => void {
+  listen(
+    topic: string,
+    listener: (frame: TopicFrame) => void,
+    refused?: (error: WireError) => void,
+  ): () => void {
     let set = this.topics.get(topic);
+    const first = set === undefined;
     if (set === undefined) {
       set = new Set();
       this.topics.set(topic, set);
-      if (this.state.peek() === "open") this.subscribe(topic);
     }
     set.add(listener);
+    if (refused !== undefined) {
+      const r = this.refusals.get(topic) ?? new Set();
+      r.add(refused);
+      this.refusals.set(topic, r);
+    }
+    if (first && this.state.peek() === "open") this.subscribe(topic);
     return () => {
+      if (refused !== undefined) this.refusals.get(topic)?.delete(refused);
       const current = this.topics.get(topic);
       if (current === undefined || !current.delete(listener) || current.size > 0) return;
       this.topics.delete(topic);
+      this.refusals.delete(topic);
       if (this.state.peek() === "open") this.send("topic_unsubscribe", { topic }).catch(() => {});
     };
   }
@@ -192,7 +205,11 @@ export class Wire {
   }
 
   private subscribe(topic: string): void {
-    this.send("topic_subscribe", { topic }).catch(() => {});
+    this.send("topic_subscribe", { topic }).catch((error: WireError) => {
+      // A lost connection is not a refusal: the next greeting subscribes again.
+      if (error.code === "instance_unreachable") return;
+      for (const r of [...(this.refusals.get(topic) ?? [])]) r(error);
+    });
   }
 
   private send(op: string, args: Record<string, unknown>): Promise<unknown> {

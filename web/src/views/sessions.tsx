@@ -182,7 +182,7 @@ function SessionItem({ row }: { row: SessionRow }) {
           {label}
         </a>
         <span class="session-meta">
-          <span>{row.harness}</span>
+          <span>{row.harness === "unknown" ? "harness unknown" : row.harness}</span>
           {row.branch !== undefined && <span class="branch">⎇ {row.branch}</span>}
           {lost && row.lastLive !== undefined ? (
             <span>
