@@ -75,3 +75,20 @@ export async function openConsole(
 export function consoleErrors(page: Page): string[] {
   return (page as Page & { consoleErrors?: string[] }).consoleErrors ?? [];
 }
+
+/** The little of a page's globals the tests read inside `page.evaluate`
+ * (test files compile without the DOM library): `page(globalThis)`. */
+export interface PageGlobals {
+  document: {
+    documentElement: { scrollWidth: number; clientWidth: number; dataset: Record<string, string> };
+    activeElement: unknown;
+    querySelector(selector: string): unknown;
+  };
+  WebSocket: new (url: string) => { onopen: (() => void) | null; onerror: (() => void) | null };
+  axe: {
+    run(
+      context: unknown,
+      options: unknown,
+    ): Promise<{ violations: { id: string; nodes: { target: unknown }[] }[] }>;
+  };
+}

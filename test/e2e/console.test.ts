@@ -9,7 +9,7 @@ import { FakeHarness } from "../helpers/fake-harness.js";
 import { http } from "../helpers/http.js";
 import { ROOT, startInstance, type TestInstance } from "../helpers/instance.js";
 import { newSid, Peer } from "../helpers/peer.js";
-import { consoleErrors, openConsole, sharedBrowser } from "./browser.js";
+import { consoleErrors, openConsole, type PageGlobals, sharedBrowser } from "./browser.js";
 
 // Issue 11's acceptance, in real headless Chromium against a real instance:
 // sessions in their sections, the composer, the board (drag and drop, a
@@ -42,15 +42,8 @@ async function axe(page: Page): Promise<string[]> {
   // govern (an injected <script> would be refused, as it should be).
   await page.evaluate(axeSource);
   const result = await page.evaluate(async () => {
-    const w = window as unknown as {
-      axe: {
-        run(
-          ctx: unknown,
-          opts: unknown,
-        ): Promise<{ violations: { id: string; nodes: { target: unknown }[] }[] }>;
-      };
-    };
-    return w.axe.run(document, {
+    const w = globalThis as unknown as PageGlobals;
+    return w.axe.run(w.document, {
       runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] },
     });
   });
@@ -215,7 +208,10 @@ describe("the web console", () => {
     for (let i = 0; i < 40; i++) {
       await page.keyboard.press("Tab");
       if (
-        await page.evaluate((sel) => document.activeElement === document.querySelector(sel), claim)
+        await page.evaluate((sel) => {
+          const d = (globalThis as unknown as PageGlobals).document;
+          return d.activeElement === d.querySelector(sel);
+        }, claim)
       )
         break;
     }
@@ -271,20 +267,26 @@ describe("the web console", () => {
     ]) {
       await phone.goto(page.url().replace(/#.*$/, view));
       await phone.waitForSelector("main .view");
-      const width = await phone.evaluate(() => ({
-        scroll: document.documentElement.scrollWidth,
-        client: document.documentElement.clientWidth,
-      }));
+      const width = await phone.evaluate(() => {
+        const root = (globalThis as unknown as PageGlobals).document.documentElement;
+        return { scroll: root.scrollWidth, client: root.clientWidth };
+      });
       expect({ view, ...width }).toEqual({ view, scroll: width.client, client: width.client });
     }
     await phone.goto(page.url().replace(/#.*$/, "#/"));
     await phone.selectOption(".theme-pick select", "dark");
-    await phone.waitForFunction(() => document.documentElement.dataset.theme === "dark");
+    await phone.waitForFunction(
+      () =>
+        (globalThis as unknown as PageGlobals).document.documentElement.dataset.theme === "dark",
+    );
     await phone.waitForSelector(`[data-sid="${sids.live}"]`);
     await shot(phone, "sessions-phone-dark");
     expect(await axe(phone)).toEqual([]);
     await phone.selectOption(".theme-pick select", "light");
-    await phone.waitForFunction(() => document.documentElement.dataset.theme === "light");
+    await phone.waitForFunction(
+      () =>
+        (globalThis as unknown as PageGlobals).document.documentElement.dataset.theme === "light",
+    );
     await context.close();
   });
 
@@ -319,7 +321,8 @@ describe("the web console", () => {
         body: JSON.stringify({ lane: "done" }),
       }).catch(() => {});
       const ws = await new Promise<string>((resolve) => {
-        const s = new WebSocket(`${base.replace(/^http/, "ws")}ws`);
+        const W = (globalThis as unknown as PageGlobals).WebSocket;
+        const s = new W(`${base.replace(/^http/, "ws")}ws`);
         s.onopen = () => resolve("ws opened");
         s.onerror = () => resolve("ws refused");
       });
