@@ -52,6 +52,11 @@ async function axe(page: Page): Promise<string[]> {
   );
 }
 
+/** The console's URL at a view (`#/…`), from wherever the page is. */
+function viewUrl(page: Page, hash: string): string {
+  return `${page.url().split("#")[0]}${hash}`;
+}
+
 async function item(id: string): Promise<Record<string, unknown> | undefined> {
   const r = await http(inst.http, "GET", "/api/snapshot");
   const items = (r.body as { workItems: { items: Record<string, unknown>[] } }).workItems.items;
@@ -160,7 +165,7 @@ describe("the web console", () => {
   });
 
   it("says a message to a session that is not listening is held, and why", async () => {
-    await page.goto(page.url().replace(/#.*$/, `#/session/${sids.paused}`));
+    await page.goto(viewUrl(page, `#/session/${sids.paused}`));
     await page.fill("#composer-text", "for when you are back");
     await page.click("button:has-text('Send')");
     await page.waitForSelector('[data-delivery="held"]');
@@ -169,7 +174,7 @@ describe("the web console", () => {
   });
 
   it("shows notifications live, marks the ones that ask for a decision, counts the unread", async () => {
-    await page.goto(page.url().replace(/#.*$/, "#/"));
+    await page.goto(viewUrl(page, "#/"));
     await live.call("notify_send", { text: "Tests are green." });
     await live.call("notify_send", { text: "Ship it now or wait for review?" });
     await page.waitForSelector(".nav-count:has-text('2')");
@@ -185,7 +190,7 @@ describe("the web console", () => {
   });
 
   it("moves a card dragged to blocked: the database changes and a second tab shows it", async () => {
-    const base = page.url().replace(/#.*$/, "#/board");
+    const base = viewUrl(page, "#/board");
     await page.goto(base);
     const second = await page.context().newPage();
     await second.goto(base);
@@ -235,7 +240,7 @@ describe("the web console", () => {
   });
 
   it("browses and edits the key-value store", async () => {
-    await page.goto(page.url().replace(/#.*$/, "#/kv"));
+    await page.goto(viewUrl(page, "#/kv"));
     await page.fill('input[size="14"]', "notes");
     await page.keyboard.press("Enter");
     await page.waitForSelector("#ns-h:has-text('notes')");
@@ -265,7 +270,7 @@ describe("the web console", () => {
       "#/notifications",
       "#/kv/console",
     ]) {
-      await phone.goto(page.url().replace(/#.*$/, view));
+      await phone.goto(viewUrl(page, view));
       await phone.waitForSelector("main .view");
       const width = await phone.evaluate(() => {
         const root = (globalThis as unknown as PageGlobals).document.documentElement;
@@ -273,7 +278,7 @@ describe("the web console", () => {
       });
       expect({ view, ...width }).toEqual({ view, scroll: width.client, client: width.client });
     }
-    await phone.goto(page.url().replace(/#.*$/, "#/"));
+    await phone.goto(viewUrl(page, "#/"));
     await phone.selectOption(".theme-pick select", "dark");
     await phone.waitForFunction(
       () =>
@@ -335,7 +340,7 @@ describe("the web console", () => {
   });
 
   it("reconnects after the instance restarts, recovers its state and keeps the draft", async () => {
-    await page.goto(page.url().replace(/#.*$/, `#/session/${sids.live}`));
+    await page.goto(viewUrl(page, `#/session/${sids.live}`));
     await page.fill("#composer-text", "half-written thought");
     const port = new URL(inst.http).port;
     live.close();
@@ -355,7 +360,7 @@ describe("the web console", () => {
     await page.waitForSelector(`[data-section="paused"] [data-sid="${sids.paused}"]`);
     await page.click("nav a:has-text('Board')");
     await page.waitForSelector('[data-lane="blocked"] [data-item="w-1"]');
-    await page.goto(page.url().replace(/#.*$/, `#/session/${sids.live}`));
+    await page.goto(viewUrl(page, `#/session/${sids.live}`));
     expect(await page.inputValue("#composer-text")).toBe("half-written thought");
     expect(
       consoleErrors(page).filter(
