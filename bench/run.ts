@@ -7,6 +7,8 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
+import { benchSessionSearch } from "./session-search.js";
+import { benchStatus } from "./status.js";
 import { benchTranscripts } from "./transcripts.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
@@ -19,6 +21,8 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   hud: benchHud,
   hooks: benchHooks,
   presence: benchPresence,
+  status: benchStatus,
+  "session-search": benchSessionSearch,
   transcripts: benchTranscripts,
   console: benchConsole,
 };

@@ -26,11 +26,12 @@ cpSync(join(root, "src", "contract", "fixtures"), join(root, "dist", "contract",
 });
 
 await build({
-  // The mutation worker is its own entry: worker_threads loads it by URL,
+  // Each worker thread is an entry of its own: worker_threads loads it by URL,
   // resolved beside the code that starts it (chunks sit next to the entries).
   entryPoints: {
     ccmsg: join(root, "src", "cli", "main.ts"),
     "board-worker": join(root, "src", "board", "board-worker.ts"),
+    "search-worker": join(root, "src", "instance", "search-worker.ts"),
   },
   outdir: join(root, "dist", "bin"),
   bundle: true,

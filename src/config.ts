@@ -24,6 +24,13 @@ export interface CcmsgConfig {
   direct_delivery?: boolean;
   /** The `codex` executable route (a) runs for Codex (default: `codex` on PATH). */
   codex_command?: string;
+  /** A shell call pending longer than this is stale (HUD; default 1800 s). */
+  stale_bash_seconds?: number;
+  /** A session quiet this long with unmerged work is up for salvage (HUD's
+   * stale-salvage queue; default 3600 s). */
+  quiet_session_seconds?: number;
+  /** How long one `session_search` may walk transcripts (ms, default 5000). */
+  search_budget_ms?: number;
 }
 
 const KNOWN_KEYS = [
@@ -33,6 +40,9 @@ const KNOWN_KEYS = [
   "linear",
   "direct_delivery",
   "codex_command",
+  "stale_bash_seconds",
+  "quiet_session_seconds",
+  "search_budget_ms",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -109,6 +119,19 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
   if (value.codex_command !== undefined) {
     if (!nonEmpty(value.codex_command)) throw bad("codex_command", "must be a non-empty string");
     out.codex_command = value.codex_command;
+  }
+  for (const key of ["stale_bash_seconds", "quiet_session_seconds"] as const) {
+    const v = value[key];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0)
+      throw bad(key, "must be a number of seconds > 0");
+    out[key] = v;
+  }
+  if (value.search_budget_ms !== undefined) {
+    const ms = value.search_budget_ms;
+    if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 1 || ms > 600_000)
+      throw bad("search_budget_ms", "must be an integer from 1 to 600000");
+    out.search_budget_ms = ms;
   }
   return out;
 }

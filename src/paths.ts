@@ -78,6 +78,8 @@ export const stateFiles = (stateDir: string) => ({
   openPage: join(stateDir, "open.html"),
   /** The last statusline input per session (`<sid>.json`), for the HUD. */
   statusline: join(stateDir, "statusline"),
+  /** Transcript folds the CLI resumes from (harness/fold-cache.ts). */
+  foldCache: join(stateDir, "fold-cache"),
 });
 
 /** ccmsg's own configuration: `CCMSG_CONFIG_DIR/config.json`, else

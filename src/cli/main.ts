@@ -128,7 +128,7 @@ export const COMMANDS: Record<
     asSession: true,
     help: "subscribe <topic>… — stream topic frames as NDJSON",
     more: [
-      "Topics: inbox, notify, peers, agents, work_items, kv:<ns>, session_status:<sid>.",
+      "Topics: inbox, notify, peers, agents, work_items, kv:<ns>, session_status:<sid>, session_errors.",
       "When the instance restarts or goes away it reconnects (waiting longer each try,",
       "at most 2 s) and subscribes again; it never starts an instance itself.",
       "  --exit-on-restart  exit instead (status 0 on a restart, 1 on a lost connection)",
@@ -173,6 +173,34 @@ export const COMMANDS: Record<
       "  --write PATH  also write what is printed",
     ].join("\n"),
   },
+  "loop-status": {
+    group: () => import("./loop-status.js").then((m) => ({ "loop-status": m.loopStatusCommand })),
+    help: "loop-status [--json] [--exit-code] [--write-dir DIR] — attention signals of long-running sessions",
+    more: [
+      "ECC's ecc.loop-status.v1 from the newest transcripts under the Claude Code config home's",
+      "projects/ (CLAUDE_CONFIG_DIR honoured): a Bash call with no result past the timeout, a",
+      "scheduled wake-up that is overdue, lines that do not parse.",
+      "  --home d                   scan <d>/.claude/projects instead",
+      "  --transcript f             this transcript (repeatable; no scan)",
+      "  --limit n (10)  --bash-timeout-seconds n (1800)  --wake-grace-multiplier n (2)",
+      "  --now t                    ISO time, epoch ms or now",
+      "  --exit-code                exit 2 when a session needs attention, 1 on unreadable transcripts",
+      "  --watch [--watch-count n] [--watch-interval-seconds n (5)]   repeat",
+      "  --write-dir DIR            also write <session>.json files and index.json there",
+    ].join("\n"),
+  },
+  "session-inspect": {
+    group: () =>
+      import("./session-inspect.js").then((m) => ({ "session-inspect": m.sessionInspect })),
+    help: "session-inspect <target> [--write PATH] — one session as ecc.session.v1",
+    more: [
+      "Targets: claude:latest, claude:<id|alias>, a .tmp session file (ECC's session-data/),",
+      "or a session id (its transcript; sub-agents and teammates are its workers).",
+      'Exit 1 with "No Claude session history found" when there is none.',
+      "  --write PATH        also write the JSON there",
+      "  --adapter id        claude-history or ccmsg;  --list-adapters  list them",
+    ].join("\n"),
+  },
   statusline: {
     group: () => import("./statusline.js"),
     help: "statusline — one compact line from the harness's statusline JSON",
@@ -192,8 +220,10 @@ export const COMMANDS: Record<
     more: [
       "  diff                       the worktree's changes",
       "  pr                         the branch's pull request (gh)",
-      "  stop [--reason r]          declare the session stopping (only from inside it)",
-      "  resume                     the command that resumes the session",
+      "  stop [<sid>] [--force] [--reason r]",
+      "                             stop a running session (SIGINT, then SIGTERM; --force",
+      "                             adds SIGKILL); inside the session itself: declare it done",
+      "  resume [<sid>]             reattach in a new tmux window, else print the command",
       "  create <name> [--base ref] a new worktree on a new branch beside the repository",
     ].join("\n"),
   },

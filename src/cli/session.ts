@@ -1,16 +1,17 @@
 import { existsSync } from "node:fs";
 import { ContractError } from "../contract/errors.js";
-import { resumeCommand } from "../harness/claude/resume.js";
+import { launchResume, resumeCommand } from "../harness/resume.js";
 import { controlFacts, withSessionContext } from "../hud/session-context.js";
 import type { RunResult } from "../probes/exec.js";
 import { type GitFacts, git } from "../probes/git.js";
 import { gh, probeGh } from "../probes/github.js";
 import { callAs, connectInstance } from "./connect.js";
 import type { Command } from "./main.js";
-import { parse, print } from "./options.js";
+import { type Flags, parse, print } from "./options.js";
 import { requireControl } from "./require-control.js";
 
-const USAGE = "ccmsg session diff|pr|stop [--reason r]|resume|create <name> [--base ref] [--sid s]";
+const USAGE =
+  "ccmsg session diff|pr|stop [<sid>] [--force] [--reason r]|resume [<sid>]|create <name> [--base ref] [--sid s]";
 
 /** Commands a person runs and waits for: longer than the HUD's probes. */
 const COMMAND_TIMEOUT_MS = 60_000;
@@ -18,14 +19,19 @@ const COMMAND_TIMEOUT_MS = 60_000;
 /** `ccmsg session …` — the HUD's session controls, carried out. Each asks
  * controls.ts first, so it refuses exactly when the HUD lists it blocked. */
 export const session: Command = async (argv) => {
-  const { values, positionals } = parse(
+  const parsed = parse(
     argv,
-    { base: { type: "string" }, reason: { type: "string" } },
+    { base: { type: "string" }, reason: { type: "string" }, force: { type: "boolean" } },
     USAGE,
   );
-  const [sub, ...rest] = positionals;
+  const [sub, ...rest] = parsed.positionals;
   if (!["diff", "pr", "stop", "resume", "create"].includes(sub ?? ""))
     throw new ContractError("invalid_args", `usage: ${USAGE}`);
+  // `stop <sid>` and `resume <sid>` name their session like `--sid`.
+  const named = (sub === "stop" || sub === "resume") && rest.length > 0;
+  if (named && (rest.length > 1 || parsed.values.sid !== undefined))
+    throw new ContractError("invalid_args", `usage: ${USAGE}`);
+  const values = named ? { ...parsed.values, sid: rest[0] } : parsed.values;
   return withSessionContext(values, async (ctx, probe) => {
     const facts = controlFacts(ctx, probe);
     // Below, `probe as GitFacts` follows a requireControl that refuses every
@@ -58,25 +64,18 @@ export const session: Command = async (argv) => {
       case "stop": {
         requireControl("stop", facts);
         const sid = ctx.target.sid!;
-        // Nothing to declare to an instance that is not running: never start one.
-        const client = await connectInstance(values, { start: false });
-        try {
-          const reason = values.reason;
-          const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {});
-          return print(
-            values,
-            { sid, ...r },
-            () =>
-              `${sid} is stopping (recorded at ${new Date(r.stopped_at as number).toISOString()})`,
-          );
-        } finally {
-          client.close();
-        }
+        return facts.caller === sid ? stopItself(values, sid) : stopOther(values, sid);
       }
       case "resume": {
         requireControl("resume", facts);
-        const r = resumeCommand(ctx.target.sid!, ctx.target.cwd);
-        return print(values, r, () => r.command);
+        const harness = facts.harness === "codex" ? "codex" : "claude";
+        const cmd = resumeCommand(harness, ctx.target.sid!, ctx.target.cwd, ctx.env);
+        const launch = await launchResume(cmd, ctx.env);
+        return print(values, { ...cmd, ...launch }, () =>
+          launch.launched
+            ? `resumed ${cmd.sid} in a new tmux window (pane ${launch.terminal_id})`
+            : `could not open a tmux window (${launch.why}); run:\n${cmd.command}`,
+        );
       }
       case "create": {
         requireControl("create", facts);
@@ -91,6 +90,51 @@ export const session: Command = async (argv) => {
     }
   });
 };
+
+type StopFlags = Flags & { reason?: string; force?: boolean };
+
+/** Run inside the session itself: it declares that it is done (DR-0029) —
+ * its end then reads as a pause, and ECC's row as `completed` — rather than
+ * signalling the harness that runs this very command. */
+async function stopItself(values: StopFlags, sid: string): Promise<void> {
+  // Nothing to declare to an instance that is not running: never start one.
+  const client = await connectInstance(values, { start: false });
+  try {
+    const reason = values.reason;
+    const r = await callAs(client, sid, "session_stopping", reason ? { reason } : {});
+    return print(
+      values,
+      { sid, outcome: "completed", ...r },
+      () =>
+        `${sid} declared itself stopping (recorded at ${new Date(r.stopped_at as number).toISOString()})`,
+    );
+  } finally {
+    client.close();
+  }
+}
+
+/** Any other session: the instance signals its harness process, as the
+ * person (SIGINT, then SIGTERM; `--force` adds SIGKILL). */
+async function stopOther(values: StopFlags, sid: string): Promise<void> {
+  const client = await connectInstance(values);
+  try {
+    const args = values.force ? { sid, force: true } : { sid };
+    const { terminated } = await callAs(client, undefined, "session_kill", args);
+    const out: Record<string, unknown> = {
+      sid,
+      terminated,
+      outcome: terminated ? "stopped" : "running",
+    };
+    if (values.reason !== undefined) out.reason = values.reason;
+    return print(values, out, () =>
+      terminated
+        ? `${sid} stopped`
+        : `${sid} was signalled and still runs${values.force ? "" : " (--force kills it)"}`,
+    );
+  } finally {
+    client.close();
+  }
+}
 
 function failed(what: string, r: RunResult): ContractError {
   const why = r.failure === "timeout" ? "timed out" : r.stderr.trim() || `exit ${r.code}`;

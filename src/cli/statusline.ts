@@ -24,9 +24,10 @@ export const statusline: Command = async (argv) => {
     const flag = values["state-dir"];
     const text = await readAll(process.stdin, STDIN_LIMIT, STDIN_DEADLINE_MS);
     if (text !== undefined) {
-      line = statuslineFor(text, {
-        recordDir: stateFiles(resolveStateDir(typeof flag === "string" ? flag : undefined))
-          .statusline,
+      const files = stateFiles(resolveStateDir(typeof flag === "string" ? flag : undefined));
+      line = await statuslineFor(text, {
+        recordDir: files.statusline,
+        foldCacheDir: files.foldCache,
         claudeHome: claudeConfigHome(),
         colour: colourWanted(),
       });

@@ -10,6 +10,8 @@ export * from "./constants.js";
 export * from "./direct-delivery.js";
 export * from "./ecc/board.js";
 export * from "./ecc/hud.js";
+export * from "./ecc/loop-status.js";
+export * from "./ecc/session.js";
 export * from "./envelope.js";
 export * from "./errors.js";
 export * from "./files.js";

@@ -2,8 +2,10 @@ import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { HudStatus } from "../contract/ecc/hud.js";
-import { readInputFields } from "../harness/claude/statusline-input.js";
+import { readInputFields, str } from "../harness/claude/statusline-input.js";
 import { readTodos } from "../harness/claude/todos.js";
+import { DEFAULT_BASH_TIMEOUT_SECONDS, staleShellCalls } from "../harness/loop-signals.js";
+import { codexConfigHome, stateFiles } from "../paths.js";
 import {
   type ConflictedWorktree,
   conflictedWorktrees,
@@ -15,13 +17,16 @@ import { type GithubFacts, githubFacts } from "../probes/github.js";
 import type { CheckRun } from "../store/check-runs.js";
 import { decideControls } from "./controls.js";
 import { readBridge } from "./ecc-bridge.js";
+import { staleSalvageQueue } from "./salvage.js";
 import {
   controlFacts,
   openSessionContext,
   type Places,
   type SessionContext,
 } from "./session-context.js";
+import { readSession, type SessionReading, sessionTokens } from "./session-reading.js";
 import type { ConflictedItem, WorkSignals } from "./work-queues.js";
+import { hudAgent, sessionWorkers } from "./workers.js";
 
 // `ccmsg hud`: the `ecc.hud-status.v1` payload for one session, each section
 // filled from a source that really exists on this machine. A signal nobody
@@ -33,9 +38,18 @@ export const HUD_SCHEMA_VERSION = "ecc.hud-status.v1" satisfies HudStatus["schem
 export interface HudPlaces extends Places {
   /** Where ECC's metrics bridge lives (default: the OS temp dir). */
   bridgeDir?: string;
-  /** The Claude Code config home, for todo files. */
+  /** The Claude Code config home, for todo files and transcripts. */
   claudeHome: string;
+  /** The Codex home, for a Codex session's rollout (default: CODEX_HOME). */
+  codexHome?: string;
+  /** "Now", for tests (Unix ms). */
+  now?: number;
 }
+
+/** How many agents the HUD lists (running first, then the latest). */
+const MAX_HUD_AGENTS = 20;
+/** A quiet session's worktree is salvage after this long by default. */
+const DEFAULT_QUIET_SECONDS = 3600;
 
 /** What was read, kept beside the payload for the queue commands. */
 export interface HudResult {
@@ -47,6 +61,20 @@ export interface HudResult {
   /** The name of each of `checks.local`, in order: the payload keeps ECC's
    * `{ command, status }`, a person reads checks by name. */
   localCheckNames: string[];
+  /** The session's transcript as read, when it has one. */
+  reading: SessionReading | undefined;
+}
+
+/** The transcript of the target session, folded (resuming from the cache). */
+function readTarget(ctx: SessionContext, places: HudPlaces): Promise<SessionReading | undefined> {
+  const { target, env } = ctx;
+  if (target.sid === null) return Promise.resolve(undefined);
+  const codex = target.harness === "codex";
+  return readSession(codex ? "codex" : "claude", target.sid, {
+    home: codex ? (places.codexHome ?? codexConfigHome(env)) : places.claudeHome,
+    announced: target.session?.transcript_path ?? str(target.statusline?.transcript_path),
+    cacheDir: stateFiles(ctx.stateDir).foldCache,
+  });
 }
 
 export async function collectHud(places: HudPlaces): Promise<HudResult> {
@@ -71,15 +99,31 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
   const conflictsPromise = gitPromise.then((g) =>
     g.state === "ok" ? conflictedWorktrees(g, { env }) : undefined,
   );
+  const now = places.now ?? Date.now();
+  const salvagePromise = gitPromise.then((g) =>
+    g.state === "ok"
+      ? staleSalvageQueue(
+          g,
+          reader?.sessions?.recent(64),
+          now,
+          (config.quiet_session_seconds ?? DEFAULT_QUIET_SECONDS) * 1000,
+          { env },
+        )
+      : undefined,
+  );
+  const readingPromise = readTarget(ctx, places);
   const input = readInputFields(target.statusline);
   const todos = target.sid === null ? undefined : readTodos(places.claudeHome, target.sid);
   const bridge = target.sid === null ? undefined : readBridge(target.sid, places.bridgeDir);
   const work = await reader?.workSignals();
-  const [git, github, worktreeConflicts] = await Promise.all([
+  const [git, github, worktreeConflicts, salvage, reading] = await Promise.all([
     gitPromise,
     githubPromise,
     conflictsPromise,
+    salvagePromise,
+    readingPromise,
   ]);
+  const fold = reading?.fold;
   const gitOk = git.state === "ok" ? git : undefined;
   const runs = gitOk === undefined ? undefined : reader?.checkRuns(gitOk.toplevel);
   const local = gitOk === undefined ? undefined : localChecks(runs, ctx);
@@ -94,7 +138,14 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
 
   const dirty = gitOk?.dirty ?? null;
   const conflicts = gitOk?.unmergedPaths?.length ?? null;
+  const staleAfter = config.stale_bash_seconds ?? DEFAULT_BASH_TIMEOUT_SECONDS;
+  const stale = fold === undefined ? undefined : staleShellCalls(fold, now, staleAfter);
   const reasons: string[] = [];
+  if (fold?.apiError) reasons.push(`stopped on an API error: ${firstLine(fold.apiError.text)}`);
+  if (stale !== undefined && stale.length > 0)
+    reasons.push(
+      `${plural(stale.length, "shell call")} pending for more than ${Math.round(staleAfter / 60)} min`,
+    );
   if (dirty === true) reasons.push("dirty worktree");
   if (conflicts !== null && conflicts > 0) reasons.push(plural(conflicts, "conflicted path"));
   if (work !== undefined && work.blocked > 0)
@@ -103,8 +154,20 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     reasons.push(
       `${plural(work.needsReview, "work item")} need${work.needsReview === 1 ? "s" : ""} review`,
     );
+  // Never "ok" while an input is unknown: the worktree, the board, the
+  // session's own calls (ecc-surfaces §1.4).
   const riskStatus =
-    reasons.length > 0 ? "attention" : dirty === null && work === undefined ? "unknown" : "ok";
+    reasons.length > 0
+      ? "attention"
+      : dirty === null || conflicts === null || work === undefined || fold === undefined
+        ? "unknown"
+        : "ok";
+  const tokens = reading === undefined ? undefined : sessionTokens(reading);
+  const todoList =
+    todos !== undefined || fold === undefined || fold.todos === null
+      ? undefined
+      : todoSummary(fold.todos);
+  const place = { branch: gitOk?.branch ?? null, worktree: gitOk?.toplevel ?? null };
 
   const conflictQueue = conflictQueueOf(worktreeConflicts, work);
 
@@ -113,7 +176,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     generatedAt: new Date().toISOString(),
     context: {
       harness: target.harness,
-      model: input.model ?? target.session?.model ?? null,
+      model: input.model ?? target.session?.model ?? fold?.context?.model ?? null,
       // The name `peers` shows for the same checkout (repoName).
       repo: gitOk === undefined ? null : repoName(gitOk.mainRoot, gitOk.remoteUrl),
       branch: gitOk?.branch ?? null,
@@ -124,16 +187,34 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
         pressure: remaining === undefined ? "unknown" : pressure(remaining),
       },
     },
-    // ECC's metrics bridge is the only tool counter ccmsg can read today; it
+    // The transcript says everything; without one, ECC's metrics bridge
     // counts calls but knows nothing of pending or stale ones.
     toolCalls:
-      bridge === undefined
+      fold !== undefined
+        ? {
+            total: fold.toolTotal,
+            pending: Object.keys(fold.pending).length,
+            stale: stale?.length ?? 0,
+            lastTool:
+              fold.lastTool === null
+                ? null
+                : {
+                    name: fold.lastTool.name,
+                    status: fold.lastTool.status,
+                    finishedAt: fold.lastTool.finishedAt ?? "unknown",
+                  },
+          }
+        : bridge === undefined
+          ? "unknown"
+          : { total: bridge.toolCount, pending: null, stale: null, lastTool: null },
+    activeAgents:
+      reading === undefined
         ? "unknown"
-        : { total: bridge.toolCount, pending: null, stale: null, lastTool: null },
-    // Sub-agents become visible with the harness integration.
-    activeAgents: "unknown",
+        : sessionWorkers(reading, place).slice(0, MAX_HUD_AGENTS).map(hudAgent),
     todos:
-      todos === undefined ? null : { inProgress: todos.inProgress, counts: { ...todos.counts } },
+      todos !== undefined
+        ? { inProgress: todos.inProgress, counts: { ...todos.counts } }
+        : (todoList ?? null),
     checks: {
       local:
         local === undefined ? "unknown" : local.map(({ command, status }) => ({ command, status })),
@@ -148,6 +229,13 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
           : sessionUsd > budgetUsd
             ? "over-budget"
             : "within-budget",
+      tokens:
+        tokens === undefined
+          ? null
+          : {
+              ...tokens,
+              total: tokens.input + tokens.output + tokens.cacheCreation + tokens.cacheRead,
+            },
     },
     risk: {
       status: riskStatus,
@@ -167,8 +255,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
         : "unknown",
       mergeQueue: work === undefined ? "unknown" : work.mergeQueue,
       conflictQueue,
-      // Nothing in ccmsg salvages stale PRs yet.
-      staleSalvageQueue: [],
+      staleSalvageQueue: salvage ?? "unknown",
     },
     sessionControls: decideControls(controlFacts(ctx, git, github?.state)),
     sync: {
@@ -198,7 +285,28 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     github,
     work,
     localCheckNames: local?.map((c) => c.name) ?? [],
+    reading,
   };
+}
+
+/** The HUD's todo section from a list (the transcript's, without a file). */
+function todoSummary(list: { status: string; activeForm?: string; content: string }[]) {
+  const counts = { pending: 0, inProgress: 0, completed: 0 };
+  let inProgress: string | null = null;
+  for (const t of list) {
+    if (t.status === "pending") counts.pending++;
+    else if (t.status === "completed") counts.completed++;
+    else if (t.status === "in_progress") {
+      counts.inProgress++;
+      inProgress ??= t.activeForm ?? t.content;
+    }
+  }
+  return { inProgress, counts };
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n", 1)[0] ?? "";
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 /** The conflict queue: worktrees of the repository holding merge conflicts,

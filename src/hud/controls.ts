@@ -23,15 +23,21 @@ export interface ControlFacts {
   gh?: GhState;
   /** Whether the `claude` CLI is on PATH. */
   claude: boolean;
+  /** Whether the `codex` CLI is on PATH. */
+  codex: boolean;
   /** Whether the state store (work items, check runs) exists. */
   store: boolean;
+  /** The target's running harness process (its pid), or why there is none
+   * to signal; undefined when not looked for. */
+  process?: { pid: number } | { none: string };
 }
 
 export const REASONS = {
   noSession: "no session identity",
-  notCaller: "not run inside the session (only the session itself can stop)",
+  notLookedFor: "its harness process was not looked for",
   noClaude: "claude CLI not installed",
-  notClaudeSession: "not a Claude Code session",
+  noCodex: "codex CLI not installed",
+  notClaudeSession: "not a Claude Code or Codex session",
   noCwd: "the session's directory is unknown",
   detached: "no branch checked out (detached HEAD)",
   noStore: "no work items recorded (no state store yet)",
@@ -59,10 +65,20 @@ export function blockedReason(control: SessionControl, f: ControlFacts): string 
       if (f.git.state === "ok" && f.git.branch === null) return REASONS.detached;
       return undefined;
     case "stop":
+      // Inside the session, stopping is declaring itself done; anyone else
+      // signals its harness process, which must be found (DR-0029).
       if (f.target === null) return REASONS.noSession;
-      return f.caller === f.target ? undefined : REASONS.notCaller;
+      if (f.caller === f.target) return undefined;
+      if (f.process === undefined) return REASONS.notLookedFor;
+      return "pid" in f.process ? undefined : f.process.none;
     case "resume":
       if (f.target === null) return REASONS.noSession;
+      if (f.process !== undefined && "pid" in f.process)
+        return `the session still runs (process ${f.process.pid}): stop it first`;
+      if (f.harness === "codex") {
+        if (!f.cwdKnown) return REASONS.noCwd;
+        return f.codex ? undefined : REASONS.noCodex;
+      }
       if (f.harness !== "claude-code" && f.harness !== "unknown") return REASONS.notClaudeSession;
       if (!f.cwdKnown) return REASONS.noCwd;
       return f.claude ? undefined : REASONS.noClaude;

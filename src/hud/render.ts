@@ -61,7 +61,14 @@ export function renderHud(p: HudStatus, extras: RenderExtras = {}): string {
     missing(cw?.remainingPct) ? NA : `${cw?.remainingPct}% left (${field(cw?.pressure)})`,
   );
 
-  sectionRow("tools", p.toolCalls, (tools) => `${field(tools.total)} calls`);
+  sectionRow("tools", p.toolCalls, (tools) => {
+    const last = section(tools.lastTool);
+    const parts = [`${field(tools.total)} calls`];
+    if (!missing(tools.pending)) parts.push(`${tools.pending} pending`);
+    if (!missing(tools.stale)) parts.push(`${tools.stale} stale`);
+    if (last !== undefined) parts.push(`last ${field(last.name)} (${field(last.status)})`);
+    return parts.join(" · ");
+  });
   row(
     "agents",
     Array.isArray(p.activeAgents) && p.activeAgents.length > 0
@@ -84,6 +91,12 @@ export function renderHud(p: HudStatus, extras: RenderExtras = {}): string {
   row("", `remote: ${list(checks?.remote, (c) => String(c.name))}`);
 
   row("cost", costText(section(p.cost)));
+  const tokens = section(section(p.cost)?.tokens);
+  if (tokens !== undefined)
+    row(
+      "tokens",
+      `${field(tokens.total)} (input ${field(tokens.input)}, output ${field(tokens.output)}, cache write ${field(tokens.cacheCreation)}, cache read ${field(tokens.cacheRead)})`,
+    );
 
   const risk = section(p.risk);
   const reasons = Array.isArray(risk?.reasons) ? (risk.reasons as string[]) : [];
@@ -97,7 +110,10 @@ export function renderHud(p: HudStatus, extras: RenderExtras = {}): string {
       `${field(gh.openPullRequests)} open PRs, ${field(gh.openIssues)} open issues, ${field(gh.openDiscussions)} discussions`,
   );
   const count = (v: unknown) => (Array.isArray(v) ? String(v.length) : NA);
-  row("queues", `merge ${count(q?.mergeQueue)}, conflict ${count(q?.conflictQueue)}`);
+  row(
+    "queues",
+    `merge ${count(q?.mergeQueue)}, conflict ${count(q?.conflictQueue)}, stale salvage ${count(q?.staleSalvageQueue)}`,
+  );
 
   const controls = section(p.sessionControls);
   const supported = Array.isArray(controls?.supported) ? (controls.supported as string[]) : [];

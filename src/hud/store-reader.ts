@@ -34,7 +34,11 @@ export async function openStoreReader(dbPath: string): Promise<StoreReader | und
     sessions:
       sessionsStore === undefined
         ? undefined
-        : { get: (sid) => sessionsStore.get(sid), latest: () => sessionsStore.latest(1)[0] },
+        : {
+            get: (sid) => sessionsStore.get(sid),
+            latest: () => sessionsStore.latest(1)[0],
+            recent: (limit) => sessionsStore.latest(limit),
+          },
     checkRuns: (repoRoot) => (runs === undefined ? undefined : runs.latestPerName(repoRoot)),
     async workSignals() {
       if (!hasItems) return undefined;

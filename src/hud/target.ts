@@ -45,6 +45,8 @@ export function isKnownSession(t: Target): boolean {
 export interface SessionLookup {
   get(sid: string): MirroredSession | undefined;
   latest(): MirroredSession | undefined;
+  /** Connected sessions first, then the most recently lost. */
+  recent(limit: number): MirroredSession[];
 }
 
 /**

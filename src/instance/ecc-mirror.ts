@@ -1,6 +1,6 @@
 import { type LastLiveSession, lostStateOf, SESSION_META_KEYS } from "../contract/peers.js";
 import type { EccSessionsStore, MirroredSession } from "../store/ecc-sessions.js";
-import type { LiveSession, Sessions } from "./sessions.js";
+import type { LiveSession, Sessions, StopOutcome } from "./sessions.js";
 
 /**
  * Mirror the instance's sessions into ECC's `sessions` table (DR-0008): a row
@@ -14,17 +14,25 @@ export function mirrorSessions(
   store: EccSessionsStore,
   persist: (write: () => void) => void,
 ): void {
-  sessions.onLifecycle((s) => persist(() => store.put(mirrorOf(instance, s))));
+  sessions.onLifecycle((s) =>
+    persist(() => store.put(mirrorOf(instance, s, sessions.outcomeOf(s.sid)))),
+  );
 }
 
-/** A session as ECC's `sessions` table holds it. */
-function mirrorOf(instance: string, s: LiveSession | LastLiveSession): MirroredSession {
+/** A session as ECC's `sessions` table holds it. A lost session that ended on
+ * purpose carries ECC's outcome (`stopped` by a person, `completed` by
+ * itself) rather than the wire's `paused` (DR-0029). */
+function mirrorOf(
+  instance: string,
+  s: LiveSession | LastLiveSession,
+  outcome: StopOutcome | undefined,
+): MirroredSession {
   const live = "connections" in s;
   const meta = live ? s.meta : s;
   const out: MirroredSession = {
     sid: s.sid,
     instance,
-    state: live ? "active" : lostStateOf(s),
+    state: live ? "active" : (outcome ?? lostStateOf(s)),
     connected_at: s.connected_at,
   };
   for (const key of SESSION_META_KEYS) {

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
+import { tmuxInstalled } from "../harness/tmux.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
@@ -11,15 +12,16 @@ import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
+import { sessionControlHandlers } from "./handlers/session-control.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
-import { emptySessionStatus } from "./session-status.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
+import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection } from "./wire/connection.js";
 import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
@@ -72,7 +74,6 @@ export function buildEngines(input: EngineInputs): Engines {
     peersLeftOut = fit.leftOut;
     return fit.data;
   });
-  hub.provideValue("session_status", emptySessionStatus);
   const presence = new Presence(input.harness, input.configHome, id, sessions, hub, log);
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const direct = directSetup(input.env, input.harness, input.configHome, log);
@@ -87,7 +88,9 @@ export function buildEngines(input: EngineInputs): Engines {
     hub,
     log,
   });
-  const capabilities = new Set<Capability>();
+  serveSessionStatus({ instanceId: id, hub, sessions, feeds: transcripts.feeds, log });
+  // `terminal`: session_rename types into tmux panes (DR-0031).
+  const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -102,6 +105,7 @@ export function buildEngines(input: EngineInputs): Engines {
     capabilities,
     configHome: input.configHome,
     harness: input.harness,
+    env: input.env,
     transcripts,
     self: input.self,
     clientCount: () => connections.size,
@@ -132,6 +136,7 @@ export function handlerTable(services: Services): Handlers {
     ...connectHandlers(services),
     ...messagingHandlers(services),
     ...controlHandlers(services),
+    ...sessionControlHandlers(services),
     ...transcriptHandlers(services),
   };
 }

@@ -64,6 +64,9 @@ export interface LiveSession {
   awaiting_pass?: boolean;
 }
 
+/** How a session's life ended on purpose (ECC's vocabulary). */
+export type StopOutcome = "stopped" | "completed";
+
 /** Where a sid stands now. */
 export type SessionLookup =
   | { kind: "live"; session: LiveSession }
@@ -83,6 +86,8 @@ export class Sessions {
   /** First registration per sid since this instance started: `connected_at`
    * stays stable across reconnects and resets with the instance. */
   private readonly firstSeen = new Map<Sid, number>();
+  /** Set by a declaration, kept after the loss, dropped when it lives again. */
+  private readonly outcomes = new Map<Sid, StopOutcome>();
   private readonly listeners: (() => void)[] = [];
   private changes = 0;
   private readonly lifecycle: ((s: LiveSession | LastLiveSession) => void)[] = [];
@@ -167,6 +172,7 @@ export class Sessions {
    * an omitted field never withdraws a stated one, across a reconnect too. */
   private register(sid: Sid, earlier: LastLiveSession | undefined, now: number): LiveSession {
     const first = this.firstSeen.get(sid) ?? now;
+    this.outcomes.delete(sid);
     this.firstSeen.set(sid, first);
     const s: LiveSession = {
       sid,
@@ -316,12 +322,25 @@ export class Sessions {
   }
 
   /** The session declared it is about to stop; held until it is lost (its
-   * SessionEnd hook connects, declares and leaves before its process ends). */
-  declareStopping(sid: Sid): number {
+   * SessionEnd hook connects, declares and leaves before its process ends).
+   * `by: "person"`: a person stops it (`session_kill`); that stays the record
+   * even when the session's own SessionEnd declares afterwards. */
+  declareStopping(sid: Sid, by: "session" | "person" = "session"): number {
     const now = this.clock.now();
     const s = this.live.get(sid);
-    if (s !== undefined) s.stopped_at = now;
+    if (s !== undefined) {
+      s.stopped_at = now;
+      if (by === "person" || !this.outcomes.has(sid))
+        this.outcomes.set(sid, by === "person" ? "stopped" : "completed");
+    }
     return now;
+  }
+
+  /** How the session's last life ended on purpose, for ECC's `sessions`
+   * table: `stopped` by a person, `completed` by itself; undefined while it
+   * never declared either (DR-0029). */
+  outcomeOf(sid: Sid): StopOutcome | undefined {
+    return this.outcomes.get(sid);
   }
 
   /** A request arrived from the session. */

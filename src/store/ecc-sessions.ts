@@ -6,7 +6,9 @@ import type { Db } from "./database.js";
 export interface MirroredSession {
   sid: string;
   instance: string;
-  state: "active" | "paused" | "disappeared";
+  /** `active` while live; once lost, how it ended: `stopped` (by a person),
+   * `completed` (by itself), else `disappeared` (`paused` in older rows). */
+  state: "active" | "stopped" | "completed" | "paused" | "disappeared";
   repo?: string;
   ws?: string;
   cwd?: string;

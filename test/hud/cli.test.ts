@@ -122,7 +122,12 @@ describe("ccmsg hud", () => {
       sessionId: SID,
       contextWindow: { remainingPct: 62, pressure: "normal" },
     });
-    expect(payload.cost).toEqual({ sessionUsd: 0.84, budgetUsd: null, trend: "unknown" });
+    expect(payload.cost).toEqual({
+      sessionUsd: 0.84,
+      budgetUsd: null,
+      trend: "unknown",
+      tokens: null,
+    });
     expect(readFileSync(out, "utf8")).toBe(r.stdout);
   });
 
@@ -275,9 +280,16 @@ describe("ccmsg session", () => {
     });
 
     script(bin, "claude", "exit 0");
+    // No tmux here: the exact command (with the session's config home), and why.
     const r = json(await runIn(["session", "resume", "--sid", SID, "--json"], h.env));
-    expect(r).toMatchObject({ sid: SID, cwd: repo, argv: ["claude", "--resume", SID] });
-    expect(r.command).toBe(`cd ${repo} && claude --resume ${SID}`);
+    expect(r).toMatchObject({
+      sid: SID,
+      cwd: repo,
+      argv: ["claude", "--resume", SID],
+      launched: false,
+      why: "tmux is not installed",
+    });
+    expect(r.command).toBe(`cd ${repo} && CLAUDE_CONFIG_DIR=${h.claude} claude --resume ${SID}`);
   });
 
   it("pr: the branch's pull request through gh; blocked without gh", async () => {
@@ -314,7 +326,7 @@ describe("ccmsg session", () => {
       await inst.stop();
     });
 
-    it("sends session_stopping when run as the session itself; refused from anyone else", async () => {
+    it("run as the session itself it declares stopping; from anyone else it needs a running process", async () => {
       const env = { ...inst.env, PATH: process.env.PATH, CCMSG_STATE_DIR: inst.stateDir };
       // The session is known (it greeted); the caller is someone else.
       expect((await runIn(["hello", "--sid", SID], env)).code).toBe(0);
@@ -326,7 +338,7 @@ describe("ccmsg session", () => {
       );
       expect(other).toEqual({
         code: "capability_unavailable",
-        msg: "stop: not run inside the session (only the session itself can stop)",
+        msg: `stop: no running Claude Code process of session ${SID}: no state file in ${inst.env.CLAUDE_CONFIG_DIR}/sessions names a process of it that still runs`,
       });
       const r = json(
         await runIn(["session", "stop", "--json", "--reason", "done"], {
@@ -334,7 +346,7 @@ describe("ccmsg session", () => {
           CLAUDE_CODE_SESSION_ID: SID,
         }),
       );
-      expect(r).toMatchObject({ sid: SID, stopped_at: expect.any(Number) });
+      expect(r).toMatchObject({ sid: SID, outcome: "completed", stopped_at: expect.any(Number) });
     });
   });
 });

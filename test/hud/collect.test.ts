@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SESSION_CONTROLS } from "../../src/contract/ecc/hud.js";
 import { collectHud } from "../../src/hud/collect.js";
+import { ROOT } from "../helpers/instance.js";
 import { recordInput, seedStore, statuslineInput, TODOS, todoFile } from "./fixtures.js";
 import {
   fakeGh,
@@ -129,7 +130,13 @@ describe("the HUD payload", () => {
       ],
       remote: [{ name: "ci / test", status: "pass", url: "https://ci/1" }],
     });
-    expect(payload.cost).toEqual({ sessionUsd: 0.84, budgetUsd: 5, trend: "within-budget" });
+    expect(payload.cost).toEqual({
+      sessionUsd: 0.84,
+      budgetUsd: 5,
+      trend: "within-budget",
+      // No transcript at the announced path: no token counts.
+      tokens: null,
+    });
     expect(payload.risk).toEqual({
       status: "attention",
       reasons: ["dirty worktree", "2 blocked work items", "1 work item needs review"],
@@ -215,7 +222,7 @@ describe("the HUD payload", () => {
         { control: "resume", reason: "the session's directory is unknown" },
         {
           control: "stop",
-          reason: "not run inside the session (only the session itself can stop)",
+          reason: `no running Claude Code process of session ghost: no state file in ${join(root, ".claude", "sessions")} names a process of it that still runs`,
         },
         { control: "diff", reason: "not in a git repository" },
         { control: "pr", reason: "not in a git repository" },
@@ -239,9 +246,127 @@ describe("the HUD payload", () => {
       bridgeDir: s.bridgeDir,
     });
     expect(payload.context).toMatchObject({ sessionId: SID, worktree: s.repo });
-    // A person's shell cannot stop someone else's session.
+    // A person's shell stops another session by signalling its harness
+    // process: none runs here.
     expect(payload.sessionControls).toMatchObject({
-      blocked: [{ control: "stop", reason: expect.stringContaining("only the session itself") }],
+      blocked: [
+        { control: "stop", reason: expect.stringContaining("no running Claude Code process") },
+      ],
     });
   });
 });
+
+/** The fixture transcript (a pending Bash call, a finished sub-agent, usage
+ * on every assistant record) and its sub-agent, as session `sid`'s. */
+function plantTranscript(claudeHome: string, sid: string): string {
+  const from = join(ROOT, "test", "fixtures", "claude-code", "config-home", "projects");
+  const dir = join(claudeHome, "projects", "x");
+  mkdirSync(dir, { recursive: true });
+  const fixtureSid = "3f1c9a52-7d4e-4b8a-9c21-5e6f7a8b9c0d";
+  cpSync(join(from, "-home-dev-widgets"), dir, { recursive: true });
+  renameSync(join(dir, fixtureSid), join(dir, sid));
+  const path = join(dir, `${sid}.jsonl`);
+  writeFileSync(path, readFileSync(join(dir, `${fixtureSid}.jsonl`)));
+  return path;
+}
+
+describe("the HUD from the session's transcript", () => {
+  it("has tool calls with pending, stale and the last tool, agents, and token counts", async () => {
+    const s = richSetup();
+    plantTranscript(s.claudeHome, SID);
+    const now = Date.parse("2026-11-30T12:00:00.000Z");
+    const { payload } = await collectHud({
+      stateDir: s.stateDir,
+      configPath: s.configPath,
+      env: s.env,
+      claudeHome: s.claudeHome,
+      bridgeDir: s.bridgeDir,
+      now,
+    });
+    expect(hudProblems(payload)).toEqual([]);
+    // The transcript wins over the bridge: 5 calls, the Bash one still running.
+    expect(payload.toolCalls).toEqual({
+      total: 5,
+      pending: 1,
+      stale: 1,
+      lastTool: {
+        name: "ScheduleWakeup",
+        status: "success",
+        finishedAt: "2026-11-30T10:00:45.000Z",
+      },
+    });
+    expect(payload.activeAgents).toEqual([
+      {
+        id: "a7c3e91f04d2b685",
+        state: "completed",
+        branch: "main",
+        worktree: s.repo,
+        objective: "Find the claim API",
+        handoffPath: null,
+      },
+    ]);
+    // Main transcript (one streamed message counted once) plus the sub-agent.
+    const main = {
+      input: 4 + 4 * 6,
+      output: 96 + 4 * 240,
+      cacheCreation: 2310 + 4 * 512,
+      cacheRead: 15_400 + 4 * 17_710,
+    };
+    const sub = { input: 900 + 1100, output: 40 + 30, cacheCreation: 0, cacheRead: 0 };
+    const tokens = {
+      input: main.input + sub.input,
+      output: main.output + sub.output,
+      cacheCreation: main.cacheCreation + sub.cacheCreation,
+      cacheRead: main.cacheRead + sub.cacheRead,
+    };
+    expect(payload.cost).toMatchObject({
+      tokens: {
+        ...tokens,
+        total: tokens.input + tokens.output + tokens.cacheCreation + tokens.cacheRead,
+      },
+    });
+    expect(payload.risk).toMatchObject({
+      status: "attention",
+      reasons: expect.arrayContaining(["1 shell call pending for more than 30 min"]),
+    });
+  });
+
+  it("with no board and a clean tree, risk is ok only once the transcript is read too", async () => {
+    const root = tempDir();
+    const repo = makeRepo(root);
+    const claudeHome = join(root, "claude");
+    const stateDir = join(root, "state");
+    seedStore(stateDir, {
+      sessions: [
+        {
+          sid: SID,
+          instance: "0".repeat(32),
+          state: "active",
+          cwd: repo,
+          repo_root: repo,
+          branch: "main",
+          connected_at: Date.now(),
+        },
+      ],
+      items: [],
+    });
+    const env = { PATH: process.env.PATH ?? "", HOME: root, CLAUDE_CODE_SESSION_ID: SID };
+    const places = {
+      stateDir,
+      configPath: join(root, "config.json"),
+      env,
+      claudeHome,
+      bridgeDir: root,
+    };
+    const before = await collectHud(places);
+    expect(payload(before).risk).toMatchObject({ status: "unknown", reasons: [] });
+    plantTranscript(claudeHome, SID);
+    const after = await collectHud({ ...places, now: Date.parse("2026-11-30T10:02:00.000Z") });
+    expect(hudProblems(after.payload)).toEqual([]);
+    expect(payload(after).risk).toMatchObject({ status: "ok", reasons: [] });
+  });
+});
+
+function payload(r: { payload: unknown }): Record<string, unknown> {
+  return r.payload as Record<string, unknown>;
+}

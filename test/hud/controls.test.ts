@@ -18,7 +18,9 @@ const repo: GitFacts = {
 };
 
 /** Everything available: a session run from inside itself, in a repository,
- * with gh signed in, claude installed and a state store. */
+ * with gh signed in, claude and codex installed and a state store (and, as
+ * the harness files say, no process of it running: it can be resumed). */
+const NO_PROCESS = "no running Claude Code process of session s1";
 const all: ControlFacts = {
   target: "s1",
   caller: "s1",
@@ -28,7 +30,9 @@ const all: ControlFacts = {
   git: repo,
   gh: "ok",
   claude: true,
+  codex: true,
   store: true,
+  process: { none: NO_PROCESS },
 };
 
 function blocked(f: ControlFacts): Record<string, string> {
@@ -53,14 +57,15 @@ describe("session controls", () => {
         for (const target of ["s1", null])
           for (const caller of ["s1", "s2", null])
             for (const claude of [true, false])
-              for (const store of [true, false]) {
-                const f = { ...all, git, gh, target, caller, claude, store };
-                const { supported, blocked: b } = decideControls(f);
-                const listed = [...supported, ...b.map((x) => x.control)].sort();
-                expect(listed).toEqual([...SESSION_CONTROLS].sort());
-                expect(supported).toContain("status");
-                for (const x of b) expect(x.reason.length).toBeGreaterThan(0);
-              }
+              for (const process of [undefined, { pid: 7 }, { none: NO_PROCESS }])
+                for (const store of [true, false]) {
+                  const f = { ...all, git, gh, target, caller, claude, store, process };
+                  const { supported, blocked: b } = decideControls(f);
+                  const listed = [...supported, ...b.map((x) => x.control)].sort();
+                  expect(listed).toEqual([...SESSION_CONTROLS].sort());
+                  expect(supported).toContain("status");
+                  for (const x of b) expect(x.reason.length).toBeGreaterThan(0);
+                }
   });
 
   it("give concrete reasons", () => {
@@ -87,15 +92,26 @@ describe("session controls", () => {
     expect(blocked({ ...all, cwdKnown: false })).toEqual({
       resume: "the session's directory is unknown",
     });
-    expect(blocked({ ...all, harness: "codex" })).toEqual({
-      resume: "not a Claude Code session",
+    expect(blocked({ ...all, harness: "codex" })).toEqual({});
+    expect(blocked({ ...all, harness: "codex", codex: false })).toEqual({
+      resume: "codex CLI not installed",
+    });
+    expect(blocked({ ...all, harness: "aider" })).toEqual({
+      resume: "not a Claude Code or Codex session",
     });
   });
 
-  it("stop is for the session itself: not from a person's shell, not from another session", () => {
-    const why = "not run inside the session (only the session itself can stop)";
-    expect(blocked({ ...all, caller: null })).toEqual({ stop: why });
-    expect(blocked({ ...all, caller: "s2" })).toEqual({ stop: why });
+  it("stop: the session itself declares it is done; anyone else needs its running process", () => {
+    // From a person's shell or another session: only a process can be stopped.
+    expect(blocked({ ...all, caller: null })).toEqual({ stop: NO_PROCESS });
+    expect(blocked({ ...all, caller: "s2" })).toEqual({ stop: NO_PROCESS });
+    expect(blocked({ ...all, caller: null, process: undefined })).toEqual({
+      stop: "its harness process was not looked for",
+    });
+    // A running session can be stopped by anyone, and is not resumed twice.
+    expect(blocked({ ...all, caller: null, process: { pid: 7 } })).toEqual({
+      resume: "the session still runs (process 7): stop it first",
+    });
   });
 
   it("a blocked command refuses with capability_unavailable and the HUD's own reason", () => {

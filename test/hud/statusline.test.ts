@@ -81,9 +81,9 @@ describe("formatting", () => {
 });
 
 describe("statuslineFor", () => {
-  it("guards every field: wrong types are left out, never printed", () => {
+  it("guards every field: wrong types are left out, never printed", async () => {
     const p = places();
-    const line = statuslineFor(
+    const line = await statuslineFor(
       JSON.stringify({
         session_id: SID,
         model: { display_name: 5 },
@@ -96,7 +96,7 @@ describe("statuslineFor", () => {
     expect(stripAnsi(line)).toBe("repo");
   });
 
-  it("shows the in-progress task of the newest todo file of the session", () => {
+  it("shows the in-progress task of the newest todo file of the session", async () => {
     const p = places();
     todo(
       p.claudeHome,
@@ -120,25 +120,28 @@ describe("statuslineFor", () => {
       [{ content: "X", status: "in_progress", activeForm: "Not mine" }],
       3_000_000,
     );
-    const line = statuslineFor(
+    const line = await statuslineFor(
       JSON.stringify({ session_id: SID, model: { display_name: "Opus" } }),
       p,
     );
     expect(stripAnsi(line)).toBe("Opus │ Wiring the claim button");
   });
 
-  it("records the input for the HUD, atomically, only for a safe session id", () => {
+  it("records the input for the HUD, atomically, only for a safe session id", async () => {
     const p = places();
     const text = JSON.stringify({ session_id: SID, model: { display_name: "Opus" } });
-    statuslineFor(text, p);
+    await statuslineFor(text, p);
     expect(readFileSync(join(p.recordDir, `${SID}.json`), "utf8")).toBe(text);
-    statuslineFor(JSON.stringify({ session_id: "../escape", model: { display_name: "Opus" } }), p);
+    await statuslineFor(
+      JSON.stringify({ session_id: "../escape", model: { display_name: "Opus" } }),
+      p,
+    );
     expect(existsSync(join(p.recordDir, "..", "escape.json"))).toBe(false);
   });
 
-  it("throws on garbage (the command turns that into an empty line)", () => {
-    expect(() => statuslineFor("not json", places())).toThrow();
-    expect(statuslineFor("[1,2]", places())).toBe("");
+  it("throws on garbage (the command turns that into an empty line)", async () => {
+    await expect(statuslineFor("not json", places())).rejects.toThrow();
+    expect(await statuslineFor("[1,2]", places())).toBe("");
   });
 });
 

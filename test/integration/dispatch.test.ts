@@ -11,6 +11,7 @@ import {
   TOPIC_ATTRIBUTES,
   TOPIC_KINDS,
 } from "../../src/contract/index.js";
+import { tmuxInstalled } from "../../src/harness/tmux.js";
 import { handlerTable } from "../../src/instance/engines.js";
 import type { Services } from "../../src/instance/handlers/services.js";
 import { sharedInstance } from "../helpers/instance.js";
@@ -24,6 +25,10 @@ import { contractViolations, newSid, Peer } from "../helpers/peer.js";
  * handler runs); every other op answers internal_error "not implemented in
  * this build" (or a table refusal before that). */
 const IMPLEMENTED = new Set(Object.keys(handlerTable({} as Services)));
+
+/** What this machine lets the instance offer: `terminal` where tmux is
+ * installed (DR-0031), nothing else. */
+const CAPABILITIES = new Set(tmuxInstalled() ? ["terminal"] : []);
 
 /** Ops the matrix does not execute: `hello` settles identity (tested on its
  * own) and `instance_shutdown` would stop the instance under test. */
@@ -57,7 +62,8 @@ function requestOf(op: OpName): Record<string, unknown> {
 function expected(op: OpName, role: Role): string[] {
   const a = OP_ATTRIBUTES[op] as (typeof OP_ATTRIBUTES)[OpName] & { capability?: string };
   if (!(a.roles as readonly Role[]).includes(role)) return ["forbidden"];
-  if (a.capability !== undefined) return ["capability_unavailable"];
+  if (a.capability !== undefined && !CAPABILITIES.has(a.capability))
+    return ["capability_unavailable"];
   if (!IMPLEMENTED.has(op)) return ["internal_error"];
   // topic_subscribe also answers the topic table's refusals (contract §3.2).
   const fromTopics = op === "topic_subscribe" ? ["forbidden", "capability_unavailable"] : [];
@@ -185,10 +191,14 @@ describe("hello", () => {
     peer.close();
   });
 
-  it("reports the instance, itself in instances, no capabilities, and its start", async () => {
+  it("reports the instance, itself in instances, its capabilities, and its start", async () => {
     const peer = await Peer.unix(shared.inst.socket);
     const r = await peer.helloUser();
-    expect(r).toMatchObject({ protocol_version: 3, instance: shared.inst.id, capabilities: [] });
+    expect(r).toMatchObject({
+      protocol_version: 3,
+      instance: shared.inst.id,
+      capabilities: [...CAPABILITIES],
+    });
     expect(r.instances).toEqual([expect.objectContaining({ id: shared.inst.id, reachable: true })]);
     peer.close();
   });

@@ -97,11 +97,25 @@ export const HudChecks = section({
   ),
 });
 
-export const HudCost = section({
-  sessionUsd: Type.Number({ minimum: 0 }),
-  budgetUsd: Type.Number({ minimum: 0 }),
-  trend: Type.String(),
+/** Token counts of the session and its sub-agents, from their transcripts:
+ * our addition to ECC's `cost` (objects are open; ECC readers skip it;
+ * DR-0033). */
+export const HudTokens = section({
+  input: Count,
+  output: Count,
+  cacheCreation: Count,
+  cacheRead: Count,
+  total: Count,
 });
+
+export const HudCost = signal(
+  Type.Object({
+    sessionUsd: signal(Type.Number({ minimum: 0 })),
+    budgetUsd: signal(Type.Number({ minimum: 0 })),
+    trend: signal(Type.String()),
+    tokens: Type.Optional(HudTokens),
+  }),
+);
 
 export const HudRisk = section({
   status: Type.String(),
@@ -115,8 +129,11 @@ export const HudQueueState = section({
   github: section({ openPullRequests: Count, openIssues: Count, openDiscussions: Count }),
   mergeQueue: Type.Array(Type.Unknown()),
   conflictQueue: Type.Array(Type.Unknown()),
+  /** ECC's two fields; ccmsg adds where the work is (sessionId, branch,
+   * worktree, aheadCommits, dirty, lastSeenAt) and has no PR number for a
+   * worktree nobody opened one for (null, §1.4). */
   staleSalvageQueue: Type.Array(
-    Type.Object({ sourcePullRequest: Type.Integer(), status: Type.String() }),
+    Type.Object({ sourcePullRequest: signal(Type.Integer()), status: Type.String() }),
   ),
 });
 

@@ -24,6 +24,7 @@ export function num(v: unknown): number | undefined {
 /** The fields of one statusline input that ccmsg uses. */
 export interface StatuslineInput {
   sessionId?: string;
+  transcriptPath?: string;
   model?: string;
   currentDir?: string;
   costUsd?: number;
@@ -44,6 +45,7 @@ export function readInputFields(raw: unknown): StatuslineInput {
   const ctx = obj(data.context_window);
   return {
     sessionId: str(data.session_id),
+    transcriptPath: str(data.transcript_path),
     model: str(model?.display_name) ?? str(model?.id),
     currentDir: str(ws?.current_dir) ?? str(data.cwd),
     costUsd: num(cost?.total_cost_usd),

@@ -1,4 +1,6 @@
 import { basename } from "node:path";
+import { foldFile } from "../fold-cache.js";
+import { containmentRefusal } from "../transcript-files.js";
 import {
   readInputFields,
   recordStatuslineInput,
@@ -9,7 +11,8 @@ import { readTodos } from "./todos.js";
 // `ccmsg statusline` (ecc-surfaces §2.5): one compact line from the harness's
 // statusline JSON. It runs on every refresh of the status bar, so it uses
 // only node built-ins and tiny modules — no contract, schema library, SQLite
-// or client.
+// or client — and folds the transcript from its cache, reading only what was
+// appended since the last refresh (DR-0028).
 
 /** stdin is read up to this many bytes; more is treated as a failure. */
 export const STDIN_LIMIT = 1024 * 1024;
@@ -98,11 +101,20 @@ export function contextBar(remainingPct: number, colour = true): string {
   return paint(code, `${bar} ${used}%`, colour);
 }
 
-/** The line for one input; empty when the input carries nothing to show. */
+/** Tool calls and files written, from the session's transcript. */
+export interface TranscriptCounts {
+  tools: number;
+  files: number;
+}
+
+/** The line for one input; empty when the input carries nothing to show.
+ * Metrics read like ECC's: `$1.23 47t 5f 1h12m` (cost, tool calls, files
+ * modified, duration), then the lines changed. */
 export function renderStatusline(
   input: StatuslineInput,
   task: string | undefined,
   colour = true,
+  counts?: TranscriptCounts,
 ): string {
   const segments: string[] = [];
   if (input.model !== undefined) segments.push(paint(DIM, input.model, colour));
@@ -110,6 +122,7 @@ export function renderStatusline(
   const metrics: string[] = [];
   if (input.costUsd !== undefined && input.costUsd >= 0)
     metrics.push(`$${input.costUsd.toFixed(2)}`);
+  if (counts !== undefined) metrics.push(`${counts.tools}t`, `${counts.files}f`);
   if (input.durationMs !== undefined) metrics.push(formatDuration(input.durationMs));
   if (input.linesAdded !== undefined || input.linesRemoved !== undefined)
     metrics.push(`+${input.linesAdded ?? 0}/-${input.linesRemoved ?? 0}`);
@@ -131,23 +144,46 @@ export interface StatuslinePlaces {
   /** Where inputs are recorded for the HUD (`<state dir>/statusline`). */
   recordDir: string;
   claudeHome: string;
+  /** Where transcript folds are cached (`<state dir>/fold-cache`). */
+  foldCacheDir?: string;
   /** Colours on (the default) or off (NO_COLOR). */
   colour?: boolean;
 }
 
+/** Tool and file counts of the session's transcript: the path the harness
+ * gave, when it lies in its config home's `projects/` (no walk looking for
+ * one: this runs on every refresh); undefined without one. */
+async function transcriptCounts(
+  announced: string | undefined,
+  places: StatuslinePlaces,
+): Promise<TranscriptCounts | undefined> {
+  if (announced === undefined) return undefined;
+  try {
+    if ((await containmentRefusal(announced, places.claudeHome, "claude")) !== undefined)
+      return undefined;
+    const { fold } = await foldFile(announced, "claude", places.foldCacheDir);
+    return { tools: fold.toolTotal, files: fold.filesModified.length };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Render the line for a raw stdin text, recording the input on the way.
  * Throws on anything unexpected; the command turns that into silence. */
-export function statuslineFor(text: string, places: StatuslinePlaces): string {
+export async function statuslineFor(text: string, places: StatuslinePlaces): Promise<string> {
   const raw = JSON.parse(text) as unknown;
   const input = readInputFields(raw);
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return "";
   let task: string | undefined;
+  let counts: TranscriptCounts | undefined;
   if (input.sessionId !== undefined) {
+    const countsRead = transcriptCounts(input.transcriptPath, places);
     // Recording is for the HUD; a full disk must not blank the status bar.
     try {
       recordStatuslineInput(places.recordDir, input.sessionId, text);
     } catch {}
     task = readTodos(places.claudeHome, input.sessionId)?.inProgress ?? undefined;
+    counts = await countsRead;
   }
-  return renderStatusline(input, task, places.colour ?? true);
+  return renderStatusline(input, task, places.colour ?? true, counts);
 }

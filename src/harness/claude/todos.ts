@@ -1,6 +1,8 @@
 import { readdirSync, statSync } from "node:fs";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { readJsonFile } from "../../json-file.js";
+import type { TodoEntry } from "../session-fold.js";
 
 // Claude Code's todo lists (harness §6.3, unofficial): files
 // `<config home>/todos/<session>*-agent-*.json` holding an array of
@@ -14,9 +16,19 @@ export interface TodoSummary {
   file: string;
 }
 
+/** Whether a file name in `todos/` is one of the session's lists. */
+function isTodoFileOf(name: string, sessionId: string): boolean {
+  return name.startsWith(sessionId) && name.includes("-agent-") && name.endsWith(".json");
+}
+
+/** Whether an id can be used to match file names at all. */
+function usableId(sessionId: string): boolean {
+  return sessionId !== "" && !/[/\\]/.test(sessionId);
+}
+
 /** The newest todo file of a session, or undefined. */
 export function newestTodoFile(claudeHome: string, sessionId: string): string | undefined {
-  if (sessionId === "" || /[/\\]/.test(sessionId)) return undefined;
+  if (!usableId(sessionId)) return undefined;
   const dir = join(claudeHome, "todos");
   let names: string[];
   try {
@@ -26,8 +38,7 @@ export function newestTodoFile(claudeHome: string, sessionId: string): string | 
   }
   let best: { path: string; mtime: number } | undefined;
   for (const name of names) {
-    if (!name.startsWith(sessionId) || !name.includes("-agent-") || !name.endsWith(".json"))
-      continue;
+    if (!isTodoFileOf(name, sessionId)) continue;
     const path = join(dir, name);
     try {
       const mtime = statSync(path).mtimeMs;
@@ -58,4 +69,47 @@ export function readTodos(claudeHome: string, sessionId: string): TodoSummary | 
     }
   }
   return { inProgress, counts, file };
+}
+
+/** The entries of the session's newest todo file and its mtime, read without
+ * blocking (for the instance); undefined when it has none. */
+export async function readTodoFile(
+  claudeHome: string,
+  sessionId: string,
+): Promise<{ entries: TodoEntry[]; mtimeMs: number } | undefined> {
+  if (!usableId(sessionId)) return undefined;
+  const dir = join(claudeHome, "todos");
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return undefined;
+  }
+  let best: { path: string; mtimeMs: number } | undefined;
+  for (const name of names) {
+    if (!isTodoFileOf(name, sessionId)) continue;
+    const path = join(dir, name);
+    try {
+      const { mtimeMs } = await stat(path);
+      if (best === undefined || mtimeMs > best.mtimeMs) best = { path, mtimeMs };
+    } catch {}
+  }
+  if (best === undefined) return undefined;
+  let list: unknown;
+  try {
+    list = JSON.parse(await readFile(best.path, "utf8"));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(list)) return undefined;
+  const entries: TodoEntry[] = [];
+  for (const e of list) {
+    if (typeof e !== "object" || e === null) continue;
+    const { content, status, activeForm } = e as Record<string, unknown>;
+    if (typeof content !== "string") continue;
+    const entry: TodoEntry = { content, status: typeof status === "string" ? status : "pending" };
+    if (typeof activeForm === "string" && activeForm !== "") entry.activeForm = activeForm;
+    entries.push(entry);
+  }
+  return { entries, mtimeMs: best.mtimeMs };
 }

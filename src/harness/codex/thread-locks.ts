@@ -33,8 +33,28 @@ export async function heldFlocks(): Promise<Set<string> | undefined> {
   return held;
 }
 
+/** The pids holding a flock(2) on each file (`major:minor:inode`), from
+ * /proc/locks; undefined without it. A flock's pid is the process that took
+ * it (a child that inherited the descriptor holds it too, unnamed). */
+export async function flockHolders(): Promise<Map<string, number[]> | undefined> {
+  let text: string;
+  try {
+    text = await readFile("/proc/locks", "utf8");
+  } catch {
+    return undefined;
+  }
+  const holders = new Map<string, number[]>();
+  for (const m of text.matchAll(
+    /^\d+: FLOCK\s+\S+\s+\S+\s+(\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+) /gm,
+  )) {
+    const id = `${Number.parseInt(m[2]!, 16)}:${Number.parseInt(m[3]!, 16)}:${m[4]}`;
+    holders.set(id, [...(holders.get(id) ?? []), Number(m[1])]);
+  }
+  return holders;
+}
+
 /** The /proc/locks spelling of a file's device and inode (Linux `dev_t`). */
-function lockId(dev: number, ino: number): string {
+export function lockId(dev: number, ino: number): string {
   const major = Math.floor(dev / 256) % 4096;
   const minor = (dev % 256) + Math.floor(dev / 1048576) * 256;
   return `${major}:${minor}:${ino}`;

@@ -24,7 +24,10 @@ export interface Services {
   /** The harness config home whose transcript tree (`projects/`, Codex's
    * `sessions/`) transcripts must be in. */
   configHome: string;
+  /** The harness whose config home it is. */
   harness: HarnessKind;
+  /** The instance's environment (ccmsg's config file, tools on PATH). */
+  env: NodeJS.ProcessEnv;
   /** Transcript feeds and the topics they serve. */
   transcripts: Transcripts;
   /** This instance as `InstanceInfo` (itself, reachable). */

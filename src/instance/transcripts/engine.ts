@@ -4,11 +4,13 @@ import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import { TranscriptFeeds } from "./feeds.js";
 import { RawPublisher } from "./raw.js";
+import { StatusFold } from "./status.js";
 import { TranscriptTopics } from "./topics.js";
 
 /** The consumers every transcript feed hands its lines to. */
 export interface TranscriptParts {
   raw: RawPublisher;
+  status: StatusFold;
 }
 
 export interface Transcripts {
@@ -47,6 +49,14 @@ export function serveTranscripts(input: {
         hub,
         input.instanceId,
         info.agentId === undefined && topics?.late.has(info.sid) === true,
+      ),
+      status: new StatusFold(
+        info,
+        (sid) => {
+          hub.invalidate(`session_status:${sid}`);
+          hub.invalidate("session_errors");
+        },
+        input.log,
       ),
     }),
   });

@@ -19,6 +19,10 @@ export interface FeedConsumer {
   lines(batch: readonly TranscriptLine[], caughtUp: boolean): void;
   /** The file was replaced or shortened: drop all state; lines restart at 0. */
   reset(): void;
+  /** Resolves once the consumer's own reads after the catch-up are done (the
+   * status fold reads the files beside the transcript), so a snapshot taken
+   * then is complete. Absent: nothing to wait for. */
+  settled?(): Promise<void>;
 }
 
 /** Which transcript a feed follows. */

@@ -17,6 +17,10 @@ const LOOK_EVERY_MS = 1000;
 interface Held<P> {
   feed?: Feed<P>;
   look?: NodeJS.Timeout;
+  /** Settles once the feed has caught up (or is being looked for). */
+  ready?: Promise<void>;
+  /** Subscriptions waiting for `ready`: the entry stays while any waits. */
+  preparing: number;
 }
 
 /**
@@ -42,25 +46,45 @@ export class TranscriptTopics<P extends { [K in keyof P]: FeedConsumer }> {
     });
   }
 
-  /** Before a subscription's snapshot: the sid's feed runs and has caught up. */
+  /** Before a subscription's snapshot: the sid's feed runs and has caught
+   * up — also for a second subscriber that arrives while it is opening. */
   async prepare(sid: string): Promise<void> {
-    const held = this.held.get(sid);
-    if (held !== undefined) return;
-    const entry: Held<P> = {};
-    this.held.set(sid, entry);
-    const feed = await this.feeds.open(sid);
+    let entry = this.held.get(sid);
+    if (entry === undefined) {
+      const fresh: Held<P> = { preparing: 0 };
+      fresh.ready = this.start(sid, fresh);
+      entry = fresh;
+      this.held.set(sid, entry);
+    }
+    entry.preparing++;
+    try {
+      await entry.ready;
+    } finally {
+      entry.preparing--;
+    }
+  }
+
+  private async start(sid: string, entry: Held<P>): Promise<void> {
+    const feed = await this.feeds.open(sid).catch((error: unknown) => {
+      this.log.warn({ err: error, sid }, "transcript: opening the feed failed");
+      return undefined;
+    });
     if (this.held.get(sid) !== entry) {
       feed?.release();
       return;
     }
-    if (feed !== undefined) entry.feed = feed;
-    else this.lookFor(sid, entry);
+    if (feed === undefined) {
+      this.lookFor(sid, entry);
+      return;
+    }
+    entry.feed = feed;
+    await settled(feed);
   }
 
   /** Let the feed go once none of the sid's topics has a subscriber. */
   settle(sid: string): void {
     const entry = this.held.get(sid);
-    if (entry === undefined) return;
+    if (entry === undefined || entry.preparing > 0) return;
     for (const kind of FEED_KINDS) if (this.hub.count(`${kind}:${sid}`) > 0) return;
     this.held.delete(sid);
     clearTimeout(entry.look);
@@ -87,6 +111,7 @@ export class TranscriptTopics<P extends { [K in keyof P]: FeedConsumer }> {
       }
       entry.feed = feed;
       entry.look = undefined;
+      await settled(feed);
       // The status topic was served empty until now.
       this.hub.invalidate(`session_status:${sid}`);
     }, LOOK_EVERY_MS);
@@ -100,4 +125,11 @@ export class TranscriptTopics<P extends { [K in keyof P]: FeedConsumer }> {
     }
     this.held.clear();
   }
+}
+
+/** Wait for every part of a feed that has reads of its own to finish them. */
+async function settled<P>(feed: Feed<P>): Promise<void> {
+  await Promise.all(
+    (Object.values(feed.parts as object) as FeedConsumer[]).map((p) => p.settled?.()),
+  );
 }
