@@ -210,16 +210,15 @@ describe("the web console", () => {
     // From the "new work item" field, Tab reaches the card's own controls.
     await page.focus("#new-item-title");
     const claim = '[data-item="w-3"] .card-actions button';
-    for (let i = 0; i < 40; i++) {
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i++) {
       await page.keyboard.press("Tab");
-      if (
-        await page.evaluate((sel) => {
-          const d = (globalThis as unknown as PageGlobals).document;
-          return d.activeElement === d.querySelector(sel);
-        }, claim)
-      )
-        break;
+      reached = await page.evaluate((sel) => {
+        const d = (globalThis as unknown as PageGlobals).document;
+        return d.activeElement === d.querySelector(sel);
+      }, claim);
     }
+    expect(reached).toBe(true);
     await page.keyboard.press("Enter");
     const claimed = await until(
       "the claim",

@@ -16,6 +16,19 @@ const NAV: { label: string; to: Route; match: Route["view"][] }[] = [
   { label: "KV", to: { view: "kv" }, match: ["kv"] },
 ];
 
+/** "/" focuses the page's filter or first text field, unless typing already. */
+addEventListener("keydown", (e) => {
+  if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) return;
+  const t = e.target as HTMLElement | null;
+  if (t !== null && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  const field = document.querySelector<HTMLElement>(
+    'main input[type="search"], main input[type="text"], main textarea',
+  );
+  if (field === null) return;
+  e.preventDefault();
+  field.focus();
+});
+
 export function App() {
   const r = route.value;
   const n = unread.value;

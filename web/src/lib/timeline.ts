@@ -1,26 +1,10 @@
 import { computed, effect, type ReadonlySignal, signal } from "@preact/signals";
-import type { TranscriptItem } from "../../../src/contract/transcripts.js";
 import { topics, wire } from "../app-state.js";
 import type { TopicState } from "../conn/topics.js";
 import { WireError } from "../conn/wire.js";
+import { type Item, joinLive, type Row, rowsOf, type Seen } from "./timeline-rows.js";
 
-/** An item as the timeline reads it: the fields every item has (contract
- * §10.3–10.4) and whatever its type adds. */
-export type Item = TranscriptItem & {
-  id: string;
-  type: string;
-  at: number;
-  role?: "use" | "result";
-  result_item?: string;
-  parent_item?: string;
-};
-
-/** What the timeline shows, oldest first: an item, with its result folded in
- * when it is a call whose result is loaded; or the marker of a gap that was
- * not loaded. */
-export type Row =
-  | { kind: "item"; item: Item; result?: Item }
-  | { kind: "gap"; id: string; after: string };
+export type { Item, Row } from "./timeline-rows.js";
 
 /** Pages of the history read from the transcript's beginning. */
 const PAGE = 1000;
@@ -47,7 +31,7 @@ export class Timeline {
   /** A reconnect's snapshot that did not overlap: the live item before it. */
   readonly liveGap = signal<string | undefined>(undefined);
   /** The topic's list as last seen: its first id and length. */
-  private seen: { first?: string; length: number; list?: Item[] } = { length: 0 };
+  private seen: Seen = { length: 0 };
   /** Where the next history page starts (`since_id`), "start" before the
    * first, "end" once the transcript's end was reached. */
   private cursor = "start";
@@ -87,34 +71,20 @@ export class Timeline {
     this.hold.release();
   }
 
-  /** Take the topic's list into `live`: an append adds its new items; a new
-   * snapshot joins where it overlaps what is shown, or after a gap. */
+  /** Take the topic's list into `live` (timeline-rows.ts `joinLive`). */
   private absorb(list: Item[] | undefined): void {
-    if (list === undefined || list === this.seen.list) return;
-    const seen = this.seen;
-    this.seen = { first: list[0]?.id, length: list.length, list };
-    const live = this.live.peek();
-    if (seen.list !== undefined && list[0]?.id === seen.first && list.length >= seen.length) {
-      if (list.length > seen.length) this.live.value = live.concat(list.slice(seen.length));
-      return;
-    }
-    if (live.length === 0 || list.length === 0) {
-      if (list.length > 0) this.live.value = list.slice();
-      return;
-    }
-    const at = live.findIndex((i) => i.id === list[0]!.id);
-    if (at >= 0) {
-      this.live.value = live.slice(0, at).concat(list);
-      return;
-    }
-    this.liveGap.value = live[live.length - 1]!.id;
-    this.live.value = live.concat(list);
+    if (list === undefined) return;
+    const next = joinLive({ live: this.live.peek(), seen: this.seen }, list);
+    this.seen = next.seen;
+    if (next.live !== this.live.peek()) this.live.value = next.live;
+    if (next.gapAfter !== undefined) this.liveGap.value = next.gapAfter;
   }
 
   /** Read pages until the history meets what the topic showed (or, unless
    * `more`, until AUTO_PAGES were read in all). */
   async fill(more: boolean): Promise<void> {
     if (this.loading.peek() || this.reached.peek() || this.cursor === "end") return;
+    if (!more && this.pagesRead >= AUTO_PAGES) return;
     this.loading.value = true;
     this.historyError.value = undefined;
     try {
@@ -143,24 +113,4 @@ export class Timeline {
       this.loading.value = false;
     }
   }
-}
-
-/** Calls folded with their results: a result whose call is loaded is shown
- * inside the call, not on its own. */
-export function rowsOf(items: Item[], gapsAfter: (string | undefined)[] = []): Row[] {
-  const byId = new Map<string, Item>();
-  for (const i of items) byId.set(i.id, i);
-  const rows: Row[] = [];
-  for (const item of items) {
-    if (item.role === "result" && item.parent_item !== undefined && byId.has(item.parent_item))
-      continue;
-    const result =
-      item.role === "use" && item.result_item !== undefined
-        ? byId.get(item.result_item)
-        : undefined;
-    rows.push({ kind: "item", item, result });
-    if (gapsAfter.includes(item.id))
-      rows.push({ kind: "gap", id: `gap:${item.id}`, after: item.id });
-  }
-  return rows;
 }

@@ -1,5 +1,5 @@
-import { computed, signal } from "@preact/signals";
-import { useEffect, useState } from "preact/hooks";
+import { signal } from "@preact/signals";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { WorkItem } from "../../../src/contract/ecc/board.js";
 import {
   countsSentence,
@@ -10,6 +10,7 @@ import {
   workItemLane,
 } from "../../../src/contract/ecc/lanes.js";
 import { topics, wire } from "../app-state.js";
+import { useTopic } from "../conn/topics.js";
 import { ApiError, api, apiRetrying } from "../lib/api.js";
 import { ago, now } from "../lib/time.js";
 import { ownerName, writeSetting } from "../settings.js";
@@ -24,14 +25,12 @@ import { describeError, ErrorText, StaleNote, Time } from "../ui/common.js";
  * `Retry-After` the instance names.
  */
 
-const board = topics.hold<{ items: WorkItem[] }>("work_items").state;
-
-const lanes = computed(() => {
+function lanesOf(items: readonly WorkItem[]): Map<Lane, WorkItem[]> {
   const out = new Map<Lane, WorkItem[]>(LANES.map((l) => [l, []]));
-  for (const item of board.value.value?.items ?? []) out.get(workItemLane(item.status))!.push(item);
+  for (const item of items) out.get(workItemLane(item.status))!.push(item);
   for (const list of out.values()) list.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
   return out;
-});
+}
 
 /** Per card: what a mutation in flight says ("moving…", "busy, retrying in 1 s"). */
 const pending = signal<Record<string, { text: string; error?: boolean }>>({});
@@ -86,6 +85,10 @@ interface Readiness {
 }
 
 export function BoardView() {
+  // Held while the board is shown (and a little after: topics.ts).
+  const board = useTopic<{ items: WorkItem[] }>(topics, "work_items")!;
+  const items = board.value.value?.items;
+  const lanes = useMemo(() => lanesOf(items ?? []), [items]);
   const [status, setStatus] = useState<Readiness | undefined>(undefined);
   const [statusError, setStatusError] = useState<string | undefined>(undefined);
   const frames = board.frames.value;
@@ -104,10 +107,12 @@ export function BoardView() {
     }, 200);
     return () => clearTimeout(t);
   }, [frames, generation]);
-  const [dragging, setDragging] = useState<string | undefined>(undefined);
+  // The card being dragged: read by the lanes' dragover at once, so kept in a
+  // ref (a state update would reach the handlers only after a render).
+  const dragging = useRef<string | undefined>(undefined);
   const [over, setOver] = useState<Lane | undefined>(undefined);
-  const byId = new Map((board.value.value?.items ?? []).map((i) => [i.id, i]));
-  const loaded = board.value.value !== undefined;
+  const byId = new Map((items ?? []).map((i) => [i.id, i]));
+  const loaded = items !== undefined;
   return (
     <div class="view board-view">
       <div class="view-head">
@@ -123,7 +128,7 @@ export function BoardView() {
       </p>
       <div class="board">
         {LANES.map((lane) => {
-          const list = lanes.value.get(lane)!;
+          const list = lanes.get(lane)!;
           return (
             <section
               key={lane}
@@ -131,7 +136,7 @@ export function BoardView() {
               aria-labelledby={`lane-${lane}`}
               data-lane={lane}
               onDragOver={(e) => {
-                if (dragging === undefined) return;
+                if (dragging.current === undefined) return;
                 e.preventDefault();
                 if (e.dataTransfer) e.dataTransfer.dropEffect = "move";
                 setOver(lane);
@@ -140,10 +145,10 @@ export function BoardView() {
               onDrop={(e) => {
                 e.preventDefault();
                 setOver(undefined);
-                const id = e.dataTransfer?.getData("text/plain") || dragging;
+                const id = e.dataTransfer?.getData("text/plain") || dragging.current;
                 const item = id === undefined ? undefined : byId.get(id);
                 if (item !== undefined) void moveItem(item, lane);
-                setDragging(undefined);
+                dragging.current = undefined;
               }}
             >
               <h2 id={`lane-${lane}`}>
@@ -154,9 +159,11 @@ export function BoardView() {
                   <Card
                     key={item.id}
                     item={item}
-                    onDragStart={() => setDragging(item.id)}
+                    onDragStart={() => {
+                      dragging.current = item.id;
+                    }}
                     onDragEnd={() => {
-                      setDragging(undefined);
+                      dragging.current = undefined;
                       setOver(undefined);
                     }}
                   />

@@ -486,9 +486,11 @@ function Controls({ sid, connected, hud: h }: { sid: string; connected: boolean;
           {},
         );
         setOutcome(
-          typeof r.command === "string"
-            ? `${r.launched ? "Resumed with" : "To resume, run"}: ${r.command}`
-            : "Resumed.",
+          r.launched === true
+            ? "Resumed in a new tmux window."
+            : typeof r.command === "string"
+              ? `Could not open a window${typeof r.why === "string" ? ` (${r.why})` : ""}; run: ${r.command}`
+              : "Resumed.",
         );
       } else {
         const r = await api<{ stat?: string; diff?: string; untracked?: string[] }>(
