@@ -9,6 +9,7 @@ import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
 import { benchSessionSearch } from "./session-search.js";
 import { benchStatus } from "./status.js";
+import { benchTranscriptItems } from "./transcript-items.js";
 import { benchTranscripts } from "./transcripts.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
@@ -24,6 +25,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   status: benchStatus,
   "session-search": benchSessionSearch,
   transcripts: benchTranscripts,
+  "transcripts-items": benchTranscriptItems,
   console: benchConsole,
 };
 

@@ -1,5 +1,8 @@
 import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { ContractError } from "./contract/errors.js";
+import { presetProblems } from "./contract/transcript-select.js";
+import type { DumpPreset } from "./contract/transcripts.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the
@@ -29,6 +32,9 @@ export interface CcmsgConfig {
   /** A session quiet this long with unmerged work is up for salvage (HUD's
    * stale-salvage queue; default 3600 s). */
   quiet_session_seconds?: number;
+  /** Named item selections for dumps and typed reads (contract §10.6), in
+   * order; they replace the built-in presets. */
+  dump_presets?: DumpPreset[];
   /** How long one `session_search` may walk transcripts (ms, default 5000). */
   search_budget_ms?: number;
 }
@@ -42,6 +48,7 @@ const KNOWN_KEYS = [
   "codex_command",
   "stale_bash_seconds",
   "quiet_session_seconds",
+  "dump_presets",
   "search_budget_ms",
 ];
 
@@ -51,12 +58,32 @@ export function loadConfig(path: string): CcmsgConfig {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new ContractError(
-      "invalid_args",
-      `config ${path}: cannot read: ${(error as Error).message}`,
-    );
+    return unread(error, path);
   }
+  return parseConfig(text, path);
+}
+
+/** `loadConfig` without blocking: for the instance, which reads the file
+ * per request (so an edit needs no restart). */
+export async function readConfig(path: string): Promise<CcmsgConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    return unread(error, path);
+  }
+  return parseConfig(text, path);
+}
+
+function unread(error: unknown, path: string): CcmsgConfig {
+  if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+  throw new ContractError(
+    "invalid_args",
+    `config ${path}: cannot read: ${(error as Error).message}`,
+  );
+}
+
+function parseConfig(text: string, path: string): CcmsgConfig {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -127,6 +154,7 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
       throw bad(key, "must be a number of seconds > 0");
     out[key] = v;
   }
+  if (value.dump_presets !== undefined) out.dump_presets = checkPresets(value.dump_presets, bad);
   if (value.search_budget_ms !== undefined) {
     const ms = value.search_budget_ms;
     if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 1 || ms > 600_000)
@@ -134,6 +162,40 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     out.search_budget_ms = ms;
   }
   return out;
+}
+
+/** `dump_presets`: `[{name, description?, opts: {types: [selector…]}}]`, the
+ * shape `dump_presets_read` returns; references must resolve without a cycle. */
+function checkPresets(
+  value: unknown,
+  bad: (key: string, why: string) => ContractError,
+): DumpPreset[] {
+  const shape = "must be an array of {name, description?, opts: {types: [selector…]}}";
+  if (!Array.isArray(value)) throw bad("dump_presets", shape);
+  const presets = value.map((p: unknown, i: number): DumpPreset => {
+    const at = `dump_presets[${i}]`;
+    if (!isObject(p)) throw bad(at, shape);
+    for (const k of Object.keys(p))
+      if (k !== "name" && k !== "description" && k !== "opts")
+        throw bad(`${at}.${k}`, "unknown key");
+    if (!nonEmpty(p.name)) throw bad(`${at}.name`, "must be a non-empty string");
+    if (p.description !== undefined && typeof p.description !== "string")
+      throw bad(`${at}.description`, "must be a string");
+    const opts = p.opts;
+    if (!isObject(opts)) throw bad(`${at}.opts`, "must be an object {types: [selector…]}");
+    for (const k of Object.keys(opts))
+      if (k !== "types") throw bad(`${at}.opts.${k}`, "unknown key");
+    if (!Array.isArray(opts.types) || !opts.types.every((t) => typeof t === "string"))
+      throw bad(`${at}.opts.types`, "must be an array of selectors (strings)");
+    return {
+      name: p.name,
+      ...(p.description === undefined ? {} : { description: p.description }),
+      opts: { types: [...opts.types] },
+    };
+  });
+  const problems = presetProblems(presets);
+  if (problems.length > 0) throw bad("dump_presets", problems.join("; "));
+  return presets;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

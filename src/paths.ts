@@ -80,6 +80,8 @@ export const stateFiles = (stateDir: string) => ({
   statusline: join(stateDir, "statusline"),
   /** Transcript folds the CLI resumes from (harness/fold-cache.ts). */
   foldCache: join(stateDir, "fold-cache"),
+  /** Typed transcript dumps (`session_dump_write`), 0700 / 0600. */
+  dumps: join(stateDir, "dumps"),
 });
 
 /** ccmsg's own configuration: `CCMSG_CONFIG_DIR/config.json`, else

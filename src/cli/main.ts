@@ -249,6 +249,19 @@ export const COMMANDS: Record<
       "  --dry-run  print what would change and change nothing",
     ].join("\n"),
   },
+  dump: {
+    group: () => import("./dump.js"),
+    help: "dump <sid> [--preset p] [--types a,b,-c] — write a session's typed transcript to a file",
+    more: [
+      "Writes a SessionDumpFile (JSON) under <state dir>/dumps/ on the instance's host and",
+      "prints its path, the items per type and the ids they mention. As the person.",
+      "  --preset p      a configured selection (ccmsg config key dump_presets) as the base",
+      "  --types a,b,-c  item types or prefixes, applied left to right; -x removes, @p expands",
+      "                  a preset; without any, everything except system:attachment:*",
+      "  --agent id      dump one sub-agent of the session instead",
+      "  --no-thinking   leave thinking out;  --no-agent  leave sub-agent traffic out",
+    ].join("\n"),
+  },
   queue: {
     group: () => import("./queue.js"),
     help: "queue merge|conflict — merge and conflict queues",

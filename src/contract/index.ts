@@ -32,6 +32,7 @@ export * from "./session-status.js";
 export * from "./text.js";
 export * from "./topics.js";
 export * from "./transcript-path.js";
+export * from "./transcript-select.js";
 export * from "./transcripts.js";
 export * from "./translate.js";
 export * from "./upstream.js";

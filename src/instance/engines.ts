@@ -3,6 +3,7 @@ import { MutationRunner } from "../board/runner.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
+import { stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
@@ -13,6 +14,7 @@ import { controlHandlers } from "./handlers/control.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
 import { sessionControlHandlers } from "./handlers/session-control.js";
+import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
@@ -36,6 +38,8 @@ export interface EngineInputs {
    * and whose files say which sessions run. */
   configHome: string;
   harness: HarnessKind;
+  /** The instance's state directory (dumps are written below it). */
+  stateDir: string;
   /** The instance's environment (ccmsg's config file, the harness it serves). */
   env: NodeJS.ProcessEnv;
   self(): InstanceInfo;
@@ -107,6 +111,7 @@ export function buildEngines(input: EngineInputs): Engines {
     harness: input.harness,
     env: input.env,
     transcripts,
+    dumpDir: stateFiles(input.stateDir).dumps,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -138,5 +143,6 @@ export function handlerTable(services: Services): Handlers {
     ...controlHandlers(services),
     ...sessionControlHandlers(services),
     ...transcriptHandlers(services),
+    ...transcriptItemsHandlers(services),
   };
 }

@@ -88,7 +88,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     };
     const engines = buildEngines({
       ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
-      harness: claimingHarness(env),
+      ...{ harness: claimingHarness(env), stateDir: options.stateDir },
       self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
       shutdown: (reason) => void stop(reason),

@@ -30,6 +30,8 @@ export interface Services {
   env: NodeJS.ProcessEnv;
   /** Transcript feeds and the topics they serve. */
   transcripts: Transcripts;
+  /** Where `session_dump_write` writes (`<state dir>/dumps`). */
+  dumpDir: string;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;

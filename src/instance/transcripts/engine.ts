@@ -3,6 +3,7 @@ import type { TranscriptHarness } from "../../harness/transcript-files.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import { TranscriptFeeds } from "./feeds.js";
+import { ItemIndex, serveItemsTopic } from "./items.js";
 import { RawPublisher } from "./raw.js";
 import { StatusFold } from "./status.js";
 import { TranscriptTopics } from "./topics.js";
@@ -11,6 +12,7 @@ import { TranscriptTopics } from "./topics.js";
 export interface TranscriptParts {
   raw: RawPublisher;
   status: StatusFold;
+  items: ItemIndex;
 }
 
 export interface Transcripts {
@@ -43,28 +45,28 @@ export function serveTranscripts(input: {
     home: input.home,
     log: input.log,
     announced,
-    parts: (info) => ({
-      raw: new RawPublisher(
-        info,
-        hub,
-        input.instanceId,
-        info.agentId === undefined && topics?.late.has(info.sid) === true,
-      ),
-      status: new StatusFold(
-        info,
-        (sid) => {
-          hub.invalidate(`session_status:${sid}`);
-          hub.invalidate("session_errors");
-        },
-        input.log,
-      ),
-    }),
+    parts: (info) => {
+      const late = info.agentId === undefined && topics?.late.has(info.sid) === true;
+      return {
+        raw: new RawPublisher(info, hub, input.instanceId, late),
+        items: new ItemIndex(info, hub, input.instanceId, late),
+        status: new StatusFold(
+          info,
+          (sid) => {
+            hub.invalidate(`session_status:${sid}`);
+            hub.invalidate("session_errors");
+          },
+          input.log,
+        ),
+      };
+    },
   });
   topics = new TranscriptTopics(feeds, hub, input.log);
   hub.provideSnapshot("transcript", (_conn, sid) => ({
     sid,
     size: feeds.running(sid!)?.consumed() ?? 0,
   }));
+  serveItemsTopic(hub, feeds);
   return {
     feeds,
     topics,
