@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -20,6 +20,11 @@ const b = sharedBrowser();
 let inst: TestInstance;
 const sids = { live: newSid(), paused: newSid(), waiting: newSid() };
 let live: Peer;
+let transcript: string;
+const FIXTURE = join(
+  ROOT,
+  "test/fixtures/claude-code/config-home/projects/-home-dev-widgets/3f1c9a52-7d4e-4b8a-9c21-5e6f7a8b9c0d.jsonl",
+);
 
 /** Screenshots for the README: written when missing, or when asked
  * (CCMSG_SCREENSHOTS=1), so an ordinary test run leaves the tree alone. */
@@ -28,6 +33,7 @@ async function shot(page: Page, name: string): Promise<void> {
   const path = join(SHOTS, `${name}.png`);
   if (existsSync(path) && process.env.CCMSG_SCREENSHOTS !== "1") return;
   mkdirSync(SHOTS, { recursive: true });
+  await page.evaluate("scrollTo(0, 0)");
   await page.screenshot({ path, fullPage: false });
 }
 
@@ -76,6 +82,12 @@ async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => bool
 
 beforeAll(async () => {
   inst = await startInstance();
+  // The live session's transcript: a copy of the Claude Code fixture (its
+  // half-written last line included) under the instance's config home.
+  const projects = join(requiredPath(inst.env, "CLAUDE_CONFIG_DIR"), "projects", "-tmp");
+  mkdirSync(projects, { recursive: true });
+  transcript = join(projects, `${sids.live}.jsonl`);
+  copyFileSync(FIXTURE, transcript);
   live = await Peer.unix(inst.socket);
   await live.helloSession(sids.live, {
     title: "alpha: wire the claim button",
@@ -160,7 +172,39 @@ describe("the web console", () => {
     ]);
     await page.waitForSelector('[data-delivery="delivered"]');
     expect(await page.inputValue("#composer-text")).toBe("");
+    // The HUD card: read by the instance's own `ccmsg hud` (a child process).
+    await page.waitForSelector(".hud");
+    await page.waitForSelector(".timeline .titem");
     await shot(page, "session");
+    expect(await axe(page)).toEqual([]);
+  });
+
+  it("shows the session's transcript as typed items, calls folded with their results, and follows appends", async () => {
+    await page.waitForSelector(".timeline .titem");
+    const timeline = page.locator(".timeline");
+    await page.waitForSelector(".timeline :text('Add a claim button to the board')");
+    // A call carries its result, folded until opened: the sub-agent's task
+    // and its answer, the Read call and the lines it read.
+    const task = timeline.locator("article.tool", { hasText: "Find the claim API" });
+    await task.locator("summary").click();
+    expect(await task.textContent()).toContain("POST /api/work-items/:id/claim");
+    const read = timeline
+      .locator("article.tool", { hasText: "/home/dev/widgets/web/board.tsx" })
+      .first();
+    await read.locator("summary").click();
+    expect(await read.textContent()).toMatch(/lines: 3/);
+    // A record appended to the file shows up, its Markdown as elements.
+    const record = {
+      type: "user",
+      uuid: "u-e2e-1",
+      sessionId: sids.live,
+      cwd: "/tmp",
+      timestamp: new Date().toISOString(),
+      message: { role: "user", content: "Appended while you watch: **bold** and `code`." },
+    };
+    // Complete the fixture's half-written last line first (a new line).
+    appendFileSync(transcript, `\n${JSON.stringify(record)}\n`);
+    await page.waitForSelector(".timeline strong:text('bold')");
     expect(await axe(page)).toEqual([]);
   });
 
@@ -196,7 +240,8 @@ describe("the web console", () => {
     await second.goto(base);
     await second.waitForSelector('[data-lane="ready"] [data-item="w-1"]');
     await page.waitForSelector('[data-lane="ready"] [data-item="w-1"]');
-    await page.dragAndDrop('[data-item="w-1"] .card-title', '[data-lane="blocked"]');
+    await page.waitForSelector(".readiness .badge");
+    await page.dragAndDrop('[data-item="w-1"] .card-title', '[data-lane="blocked"] h2');
     const t0 = Date.now();
     await second.waitForSelector('[data-lane="blocked"] [data-item="w-1"]');
     console.log(`board: drop → second tab shows the move in ${Date.now() - t0} ms`);

@@ -145,6 +145,26 @@ describe("the timeline's rows", () => {
     ]);
   });
 
+  it("shows a sub-agent's start once, as its task with the agent's answer", () => {
+    const call = item(1, { type: "tool:Agent", role: "use", result_item: "u2:0" } as Partial<Item>);
+    const task = {
+      ...item(1, { type: "message:sub:out", role: "use", result_item: "u2:1" } as Partial<Item>),
+      id: "u1:1",
+    };
+    const callResult = item(2, {
+      type: "tool:Agent",
+      role: "result",
+      parent_item: "u1:0",
+    } as Partial<Item>);
+    const answer = {
+      ...item(2, { type: "message:sub:in", role: "result", parent_item: "u1:1" } as Partial<Item>),
+      id: "u2:1",
+    };
+    expect(rowsOf([call, task, callResult, answer])).toEqual([
+      { kind: "item", item: task, result: answer },
+    ]);
+  });
+
   it("marks a gap after the named items", () => {
     const rows = rowsOf([item(1), item(2)], ["u1:0"]);
     expect(rows.map((r) => r.kind)).toEqual(["item", "gap", "item"]);

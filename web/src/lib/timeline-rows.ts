@@ -22,12 +22,25 @@ export type Row =
   | { kind: "gap"; id: string; after: string };
 
 /** Calls folded with their results: a result whose call is loaded is shown
- * inside the call, not on its own. */
+ * inside the call, not on its own. A sub-agent's start is one record that
+ * gives two items — the `tool:Agent` call and the `message:sub:out` task
+ * (with the agent's answer as its result) — and is shown once, as the task. */
 export function rowsOf(items: Item[], gapsAfter: (string | undefined)[] = []): Row[] {
   const byId = new Map<string, Item>();
-  for (const i of items) byId.set(i.id, i);
+  const tasks = new Set<string>();
+  for (const i of items) {
+    byId.set(i.id, i);
+    if (i.type === "message:sub:out") tasks.add(i.uuid);
+  }
+  const hidden = new Set<string>();
+  for (const i of items) {
+    if (i.type !== "tool:Agent" || i.role !== "use" || !tasks.has(i.uuid)) continue;
+    hidden.add(i.id);
+    if (i.result_item !== undefined) hidden.add(i.result_item);
+  }
   const rows: Row[] = [];
   for (const item of items) {
+    if (hidden.has(item.id)) continue;
     if (item.role === "result" && item.parent_item !== undefined && byId.has(item.parent_item))
       continue;
     const result =

@@ -95,9 +95,9 @@ export function HudCard({ hud }: { hud: HudStatus }) {
         </dd>
         <dt>GitHub</dt>
         <dd>
-          {gh === null
+          {gh === null || gh.openPullRequests == null
             ? unknown()
-            : `${gh.openPullRequests ?? "?"} PRs, ${gh.openIssues ?? "?"} issues open`}
+            : `${gh.openPullRequests} PRs, ${gh.openIssues ?? "?"} issues open`}
         </dd>
         <dt>Handoff</dt>
         <dd>{val((sync.handoff as Record<string, unknown> | undefined)?.path)}</dd>

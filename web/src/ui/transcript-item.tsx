@@ -121,7 +121,9 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
 function CallView({ item, result }: { item: Item; result?: Item }) {
   const f = item as unknown as Record<string, unknown>;
   const isResult = item.role === "result";
-  const name = item.type.startsWith("tool:") ? item.type.slice(5) : "Agent task";
+  const name = item.type.startsWith("tool:")
+    ? item.type.slice(5)
+    : `Agent${typeof f.subagent_type === "string" ? ` (${f.subagent_type})` : ""}`;
   const status = isResult ? "result" : result !== undefined ? "done" : "running";
   return (
     <article class={`titem tool status-${status}`}>

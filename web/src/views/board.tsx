@@ -178,7 +178,14 @@ export function BoardView() {
 }
 
 function ReadinessLine({ status, error }: { status?: Readiness; error?: string }) {
-  if (status === undefined) return error === undefined ? null : <ErrorText error={error} />;
+  // The line keeps its place while it loads, so the lanes do not jump under
+  // a pointer about to drag.
+  if (status === undefined)
+    return (
+      <p class="readiness hint">
+        {error === undefined ? "Reading the readiness summary…" : `No readiness summary: ${error}`}
+      </p>
+    );
   const r = status.readiness;
   const w = status.workItems;
   return (
