@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { runCli, type TestInstance } from "../helpers/instance.js";
@@ -16,6 +17,10 @@ const ARGS = [
 /** Start Chromium. `launch` gives it a fresh temporary profile (its own
  * user-data-dir, removed when it closes), so no state leaks between files. */
 export async function launchChromium(): Promise<{ browser: Browser; close(): Promise<void> }> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium; .ci/run does) or set CCMSG_CHROMIUM`,
+    );
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   return {
     browser,

@@ -386,6 +386,9 @@ describe("the web console", () => {
   it("reconnects after the instance restarts, recovers its state and keeps the draft", async () => {
     await page.goto(viewUrl(page, `#/session/${sids.live}`));
     await page.fill("#composer-text", "half-written thought");
+    // A second browser whose cookie is gone by the time the instance is back.
+    const { context: other, page: forgotten } = await openConsole(b.browser, inst);
+    await other.clearCookies();
     const port = new URL(inst.http).port;
     live.close();
     await inst.stop();
@@ -400,6 +403,10 @@ describe("the web console", () => {
       args: ["--http", `127.0.0.1:${port}`],
     });
     await page.waitForSelector('[data-conn="open"]', { timeout: 15_000 });
+    // Without the cookie the other one is told how to sign in again.
+    await forgotten.waitForSelector('[data-conn="signed_out"]', { timeout: 15_000 });
+    expect(await forgotten.textContent(".banner-bad")).toContain("ccmsg open");
+    await other.close();
     await page.waitForSelector(".stale-note", { state: "detached" });
     await page.waitForSelector(`[data-section="paused"] [data-sid="${sids.paused}"]`);
     await page.click("nav a:has-text('Board')");

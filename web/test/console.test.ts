@@ -26,7 +26,10 @@ const ALLOWED = new Set([
 ]);
 
 function walk(node: unknown, visit: (v: VNode) => void): void {
-  if (Array.isArray(node)) return node.forEach((n) => walk(n, visit));
+  if (Array.isArray(node)) {
+    for (const n of node) walk(n, visit);
+    return;
+  }
   if (node === null || typeof node !== "object") return;
   const v = node as VNode;
   visit(v);

@@ -1,6 +1,7 @@
 import { batch, type ReadonlySignal, type Signal, signal } from "@preact/signals";
 import { useEffect, useMemo } from "preact/hooks";
 import { foldTopicFrame } from "../../../src/contract/fold.js";
+import { TOPIC_ATTRIBUTES, type TopicAttributes, topicKind } from "../../../src/contract/topics.js";
 import type { TopicFrame, Wire, WireError } from "./wire.js";
 
 /**
@@ -33,6 +34,7 @@ interface Held {
   users: number;
   /** The next frame starts over (a subscription was just made). */
   fresh: boolean;
+  keepLast?: number;
   stop?: () => void;
   linger?: ReturnType<typeof setTimeout>;
 }
@@ -57,7 +59,10 @@ export class Topics {
   }
 
   /** Hold a topic (subscribing when first held); `release` lets it go. */
-  hold<T>(topic: string): { state: TopicState<T>; release(): void } {
+  /** `keepLast`: for an `append` topic, hold at most this many of its
+   * list's newest elements (a transcript that streams for hours must not
+   * grow the page without bound); the fold itself is the contract's. */
+  hold<T>(topic: string, keepLast?: number): { state: TopicState<T>; release(): void } {
     let h = this.held.get(topic);
     if (h === undefined) {
       const made: Held = {
@@ -67,6 +72,7 @@ export class Topics {
         error: signal(undefined),
         users: 0,
         fresh: true,
+        keepLast,
       };
       made.stop = this.wire.listen(
         topic,
@@ -100,7 +106,7 @@ export class Topics {
   private fold(h: Held, frame: TopicFrame): void {
     const start = h.fresh;
     h.fresh = false;
-    const next = foldTopicFrame(start ? undefined : h.value.peek(), frame);
+    const next = trim(foldTopicFrame(start ? undefined : h.value.peek(), frame), frame, h.keepLast);
     batch(() => {
       if (next !== undefined) h.value.value = next;
       h.stale.value = false;
@@ -108,6 +114,16 @@ export class Topics {
       h.frames.value++;
     });
   }
+}
+
+function trim(value: unknown, frame: TopicFrame, keepLast: number | undefined): unknown {
+  if (keepLast === undefined || typeof value !== "object" || value === null) return value;
+  const kind = topicKind(frame.topic);
+  const list =
+    kind === undefined ? undefined : (TOPIC_ATTRIBUTES[kind] as TopicAttributes).append?.list;
+  const held = list === undefined ? undefined : (value as Record<string, unknown>)[list];
+  if (!Array.isArray(held) || held.length <= keepLast) return value;
+  return { ...value, [list!]: held.slice(held.length - keepLast) };
 }
 
 /** The held state of a topic for as long as the component shows it;

@@ -161,7 +161,6 @@ export class Wire {
   private open(): void {
     if (this.stopped) return;
     this.retryAt.value = undefined;
-    if (this.state.peek() !== "reconnecting") this.state.value = "connecting";
     let ws: WebSocket;
     try {
       ws = new WebSocket(this.url);

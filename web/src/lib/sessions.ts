@@ -8,6 +8,7 @@ import {
   type PeerInfo,
   type PeersData,
 } from "../../../src/contract/peers.js";
+import type { SessionErrorEntry, SessionErrorsData } from "../../../src/contract/session-status.js";
 import { topics, wire } from "../app-state.js";
 import { pins } from "../settings.js";
 import { api } from "./api.js";
@@ -51,10 +52,13 @@ export interface SessionRow {
   /** Known only from the harness's list: it never greeted this instance. */
   agentOnly: boolean;
   model?: string;
+  /** The harness error it stopped on (`session_errors`), while it lasts. */
+  error?: string;
 }
 
 const peers = topics.hold<PerInstance<PeersData>>("peers").state;
 const agents = topics.hold<PerInstance<AgentsData>>("agents").state;
+const errors = topics.hold<PerInstance<SessionErrorsData>>("session_errors").state;
 
 export const sessionsStale = computed(() => peers.stale.value);
 export const sessionsLoaded = computed(() => peers.value.value !== undefined);
@@ -105,6 +109,9 @@ export const rows = computed<SessionRow[]>(() => {
   for (const a of unionOf<AgentInfo>(agents.value.value, "agents")) byAgent.set(a.sid, a);
   const pinned = pins.value;
   const counts = heldCounts.value;
+  const failed = new Map<string, string>();
+  for (const e of unionOf<SessionErrorEntry>(errors.value.value, "errors"))
+    failed.set(e.sid, e.text);
   const out: SessionRow[] = [];
   const seen = new Set<string>();
   for (const p of connected) {
@@ -126,6 +133,7 @@ export const rows = computed<SessionRow[]>(() => {
       held: counts[p.sid] ?? 0,
       agent,
       agentOnly: false,
+      error: failed.get(p.sid),
     });
   }
   for (const l of lost) {

@@ -11,6 +11,10 @@ const PAGE = 1000;
 /** How much history is read without being asked; beyond it a gap marker
  * offers the rest. */
 const AUTO_PAGES = 20;
+/** The most items a timeline keeps (~0.3 KB each): past it the oldest are
+ * let go and a marker at the top says so, so a session that streams for
+ * hours does not grow the page. */
+export const MAX_KEPT = 20_000;
 
 /**
  * One session's timeline: the `transcript_items:<sid>` topic (its snapshot is
@@ -37,25 +41,34 @@ export class Timeline {
   private cursor = "start";
   private readonly reached = signal(false);
   readonly loading = signal(false);
+  /** How many of the oldest items were let go (MAX_KEPT). */
+  readonly dropped = signal(0);
   readonly historyError = signal<string | undefined>(undefined);
   private pagesRead = 0;
   private readonly stops: (() => void)[] = [];
 
   readonly rows: ReadonlySignal<Row[]>;
+  /** Items loaded (a call and its result are two, shown as one row). */
   readonly count: ReadonlySignal<number>;
 
   constructor(readonly sid: string) {
-    this.hold = topics.hold(`transcript_items:${sid}`);
+    this.hold = topics.hold(`transcript_items:${sid}`, MAX_KEPT);
     this.topic = this.hold.state;
-    this.rows = computed(() => {
+    const items = computed(() => {
       const live = this.live.value;
       const liveIds = new Set(live.map((i) => i.id));
       const before = this.history.value.filter((i) => !liveIds.has(i.id));
       const gap =
         !this.reached.value && before.length > 0 ? before[before.length - 1]!.id : undefined;
-      return rowsOf(before.concat(live), [gap, this.liveGap.value]);
+      return { list: before.concat(live), gap };
     });
-    this.count = computed(() => this.rows.value.length);
+    this.rows = computed(() => {
+      const rows = rowsOf(items.value.list, [items.value.gap, this.liveGap.value]);
+      return this.dropped.value > 0
+        ? [{ kind: "gap", id: "gap:dropped", after: "" } as Row, ...rows]
+        : rows;
+    });
+    this.count = computed(() => items.value.list.length);
     this.stops.push(effect(() => this.absorb(this.topic.value.value?.items)));
     // Read history once the tail is known (and again after a reconnect).
     this.stops.push(
@@ -78,6 +91,20 @@ export class Timeline {
     this.seen = next.seen;
     if (next.live !== this.live.peek()) this.live.value = next.live;
     if (next.gapAfter !== undefined) this.liveGap.value = next.gapAfter;
+    this.keepWithinBound();
+  }
+
+  /** Let the oldest items go past MAX_KEPT: history first, then live. */
+  private keepWithinBound(): void {
+    const history = this.history.peek();
+    const live = this.live.peek();
+    let over = history.length + live.length - MAX_KEPT;
+    if (over <= 0) return;
+    this.dropped.value += over;
+    const fromHistory = Math.min(over, history.length);
+    if (fromHistory > 0) this.history.value = history.slice(fromHistory);
+    over -= fromHistory;
+    if (over > 0) this.live.value = live.slice(over);
   }
 
   /** Read pages until the history meets what the topic showed (or, unless
@@ -100,6 +127,7 @@ export class Timeline {
         const items = page.items as Item[];
         const met = items.findIndex((i) => liveIds.has(i.id));
         this.history.value = this.history.peek().concat(met < 0 ? items : items.slice(0, met));
+        this.keepWithinBound();
         this.cursor = page.next ?? "end";
         if (met >= 0 || this.cursor === "end") {
           this.reached.value = true;

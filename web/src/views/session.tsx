@@ -99,6 +99,7 @@ function TimelinePanel({ sid }: { sid: string }) {
   const [following, setFollowing] = useState(true);
   const [jump, setJump] = useState<object | undefined>(undefined);
   const rows = timeline.rows.value;
+  const count = timeline.count.value;
   const error = timeline.topic.error.value;
   const stale = timeline.topic.stale.value;
   const loaded = timeline.topic.value.value !== undefined;
@@ -122,7 +123,7 @@ function TimelinePanel({ sid }: { sid: string }) {
             <span aria-live="polite">
               {!loaded
                 ? "Loading…"
-                : `${rows.length} item${rows.length === 1 ? "" : "s"}${timeline.loading.value ? ", reading earlier items…" : ""}`}
+                : `${count} item${count === 1 ? "" : "s"}${timeline.loading.value ? ", reading earlier items…" : ""}`}
             </span>
             {!following && (
               <button type="button" class="small" onClick={() => setJump({})}>
@@ -142,6 +143,11 @@ function TimelinePanel({ sid }: { sid: string }) {
             render={(r) =>
               r.kind === "item" ? (
                 <TranscriptItemView item={r.item} result={r.result} />
+              ) : r.after === "" ? (
+                <p class="titem gap">
+                  The {timeline.dropped.value.toLocaleString()} oldest items are not kept on this
+                  page (reload it to read from the start).
+                </p>
               ) : r.after === timeline.liveGap.value ? (
                 <p class="titem gap">
                   Items written while the connection was lost are not shown here.

@@ -199,6 +199,13 @@ function SessionItem({ row }: { row: SessionRow }) {
         </span>
       </div>
       <div class="session-side">
+        {row.error !== undefined && (
+          <span title={row.error}>
+            <Badge tone="bad" label={`stopped on an error: ${row.error.slice(0, 200)}`}>
+              error
+            </Badge>
+          </span>
+        )}
         {row.held > 0 && (
           <Badge tone="warn" label={`${row.held} held message${row.held === 1 ? "" : "s"}`}>
             {row.held} held
