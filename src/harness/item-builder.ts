@@ -171,16 +171,19 @@ export function tagBody(text: string, tag: string): string | undefined {
 // --- ccmsg sends made through a tool ---
 
 /** A `message:session:out` read from a shell command: `ccmsg post <sid>
- * <text…>` or `ccmsg reply <mid> [--to <sid>] <text…>` at the start of it. */
+ * <text…>` or `ccmsg reply <mid> [--to <sid>] <text…>` at the start of it
+ * (also run by an interpreter, as the plugin's hooks do: `node …/ccmsg.js`). */
 export function shellSend(
   command: string,
 ): { to?: string; text: string; reply_to?: string } | undefined {
-  const trimmed = command.trimStart();
-  if (!/^ccmsg\s+(post|reply)\s/.test(trimmed)) return undefined;
-  const words = shellWords(trimmed);
+  if (!/\b(post|reply)\b/.test(command) || !command.includes("ccmsg")) return undefined;
+  const words = shellWords(command.trimStart());
   if (words === undefined) return undefined;
-  const [, verb, target, ...rest] = words;
-  if (target === undefined) return undefined;
+  // `ccmsg …`, or an interpreter running it: `node …/ccmsg.js …`.
+  const at = words.findIndex((w) => /(^|\/)ccmsg(\.js)?$/.test(w));
+  if (at < 0 || at > 1) return undefined;
+  const [verb, target, ...rest] = words.slice(at + 1);
+  if ((verb !== "post" && verb !== "reply") || target === undefined) return undefined;
   let to: string | undefined;
   const text: string[] = [];
   for (let i = 0; i < rest.length; i++) {

@@ -1,7 +1,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { containmentRefusal } from "./transcript-files.js";
-import { readLines } from "./transcript-lines.js";
+import { parseRecord, readLines } from "./transcript-lines.js";
 
 // Searching a config home's transcripts (contract §4.3.3 `session_search`):
 // Claude Code's `projects/<dir>/<sid>.jsonl`, Codex's
@@ -258,7 +258,7 @@ async function searchFile(
       if (Date.now() >= deadline) return "deadline";
       for (const line of batch) {
         if (line.oversized || !kinds.test(line.text)) continue;
-        const record = parse(line.text);
+        const record = parseRecord(line.text);
         if (record === undefined) continue;
         const said =
           harness === "claude" ? claudeRecord(record, facts) : codexRecord(record, facts);
@@ -308,17 +308,6 @@ async function searchFile(
   if (facts.model !== undefined) out.model = facts.model;
   if (facts.effort !== undefined) out.effort = facts.effort;
   return out;
-}
-
-function parse(text: string): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === "object" && v !== null && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A message as a match: the text around where the match starts. */

@@ -94,6 +94,8 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 const USAGE = { input_tokens: 1, output_tokens: 1 };
+/** Each answer is its own API message, as the real API's ids are. */
+let answers = 0;
 
 function message(model: string | undefined, turn: ModelTurn) {
   const content =
@@ -102,7 +104,7 @@ function message(model: string | undefined, turn: ModelTurn) {
       : [{ type: "tool_use", id: "toolu_fake", name: turn.tool.name, input: turn.tool.input }];
   const stop_reason = "text" in turn ? "end_turn" : "tool_use";
   return {
-    id: "msg_fake",
+    id: `msg_fake_${++answers}`,
     type: "message",
     role: "assistant",
     model,

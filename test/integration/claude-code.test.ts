@@ -177,6 +177,42 @@ describe("the real Claude Code with ccmsg's plugin", () => {
       expect(answer).toMatchObject({ from: sid, text: "got it, rebasing" });
       expect(answer!.reply_to).toMatch(/\//);
 
+      // What it did, read from its real transcript: the typed items (each
+      // checked against the contract by the peer) and the raw lines behind them.
+      const person = await Peer.unix(inst.socket);
+      await person.helloUser();
+      const items = await until("the reply's result in the transcript", async () => {
+        const r = await person.call<{ items: Record<string, unknown>[] }>("transcript_items_read", {
+          sid,
+        });
+        const call = r.items.find((i) => i.type === "tool:Bash" && i.role === "use");
+        return call?.result_item !== undefined ? r.items : undefined;
+      });
+      const byType = (t: string) => items.filter((i) => i.type === t);
+      // Every record the real harness wrote is placed (bookkeeping gives none).
+      expect(byType("system:unknown")).toEqual([]);
+      expect(byType("message:user:in").map((i) => i.text)).toContain("hello");
+      expect(byType("message:session:in").map((i) => i.text)).toContain("please rebase onto main");
+      const call = byType("tool:Bash").find((i) => i.role === "use")!;
+      expect(call.command).toMatch(/\breply\b/);
+      const result = items.find((i) => i.id === call.result_item)!;
+      expect(result).toMatchObject({ role: "result", parent_item: call.id });
+      expect(byType("message:session:out").length).toBeGreaterThan(0);
+      const source = call.source as { offset: number; bytes: number };
+      const raw = await person.call<{ lines: string[] }>("transcript_read", {
+        sid,
+        before: source.offset + source.bytes,
+        max_bytes: source.bytes,
+      });
+      expect(raw.lines).toHaveLength(1);
+      expect(JSON.parse(raw.lines[0]!).uuid).toBe(call.uuid);
+      // Its live status: the context of its last turn, from the same transcript.
+      const status = await person.subscribe(`session_status:${sid}`);
+      const context = (status.data as { context?: { tokens: number; model: string } }).context;
+      expect(context?.model).toBe(woke.body.model);
+      expect(context?.tokens).toBeGreaterThan(0);
+      person.close();
+
       claude.type("/exit");
       const row = await until("the session's last_live row", async () =>
         (await peers()).last_live.find((r) => r.sid === sid && r.state === "paused"),

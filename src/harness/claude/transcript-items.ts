@@ -43,6 +43,13 @@ const BOOKKEEPING = new Set([
   "summary",
   "tag",
   "agent-name",
+  // The harness's own record of each API request (2.1.3xx): what it sent,
+  // deduplicated by hash, and which tools a turn used.
+  "api-request",
+  "api-request-shape",
+  "api-request-blob",
+  "atis-latch",
+  "tools-used",
 ]);
 
 /** `system` subtypes that are bookkeeping too. */
@@ -56,6 +63,9 @@ const HOOK_OUTCOMES: Record<string, "additionalContext" | "output" | "block"> = 
 };
 
 const INTERRUPT = "[Request interrupted by user";
+
+/** How Claude Code introduces a hook's blocking stderr inside a notification. */
+const HOOK_FEEDBACK = /hook blocking error from command "[^"\n]*": /;
 
 export class ClaudeClassifier implements TranscriptClassifier {
   parseErrors = 0;
@@ -169,6 +179,12 @@ export class ClaudeClassifier implements TranscriptClassifier {
         task_id: id(tagBody(lead, "task-id")?.trim()),
         event: id(tagBody(lead, "status")?.trim()),
       });
+      // An asyncRewake hook's stderr (the waiter's wake-up) arrives as such a
+      // notification: `… hook blocking error from command "…": <envelope>`.
+      const feedback = HOOK_FEEDBACK.exec(lead);
+      if (feedback !== null)
+        for (const d of deliveriesIn(lead.slice(feedback.index + feedback[0].length)))
+          b.add("message:session:in", { text: d.text, from: d.from, msg_id: d.mid });
       return;
     }
     if (this.command(b, lead)) return;

@@ -1,6 +1,7 @@
 import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { Logger } from "pino";
+import { freshReads } from "../../harness/fresh-read.js";
 import { locateTranscript, type TranscriptHarness } from "../../harness/transcript-files.js";
 import { readLines, type TranscriptLine } from "../../harness/transcript-lines.js";
 
@@ -128,8 +129,6 @@ class Tail<P extends { [K in keyof P]: FeedConsumer }> {
   private offset = 0;
   private fileSize = 0;
   private identity: string | undefined;
-  private reading: Promise<void> | undefined;
-  private again = false;
   private watcher: FSWatcher | undefined;
   private poll: NodeJS.Timeout | undefined;
   private linger: NodeJS.Timeout | undefined;
@@ -187,29 +186,20 @@ class Tail<P extends { [K in keyof P]: FeedConsumer }> {
     };
   }
 
-  /** Read what is new; concurrent calls share one pass plus one after it. */
+  /** Read what is new: each call is answered by a pass that started after it
+   * (callers that ask together share one). */
   read(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    if (this.reading !== undefined) {
-      this.again = true;
-      return this.reading;
-    }
-    this.reading = this.pass()
-      .catch((error: unknown) =>
-        this.options.log.warn(
-          { err: error, path: this.info.path, sid: this.info.sid },
-          "transcript: read failed",
-        ),
-      )
-      .finally(() => {
-        this.reading = undefined;
-        if (this.again) {
-          this.again = false;
-          void this.read();
-        }
-      });
-    return this.reading;
+    return this.closed ? Promise.resolve() : this.readFresh();
   }
+
+  private readonly readFresh = freshReads(() =>
+    this.pass().catch((error: unknown) =>
+      this.options.log.warn(
+        { err: error, path: this.info.path, sid: this.info.sid },
+        "transcript: read failed",
+      ),
+    ),
+  );
 
   private async pass(): Promise<void> {
     let st: Awaited<ReturnType<typeof stat>>;

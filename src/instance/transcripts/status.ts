@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { utf8Length } from "../../contract/frames.js";
 import type { SessionErrorEntry, SessionStatusSnapshot } from "../../contract/session-status.js";
 import { readTodoFile } from "../../harness/claude/todos.js";
+import { freshReads } from "../../harness/fresh-read.js";
 import {
   type ApiErrorTurn,
   foldLines,
@@ -39,8 +40,6 @@ export class StatusFold implements FeedConsumer {
   private fold: SessionFold;
   private facts: StatusFacts = { subagents: [] };
   private readonly agentTails = new Map<string, AgentTail>();
-  private reading: Promise<void> | undefined;
-  private again = false;
   private first: Promise<void> | undefined;
   /** Whether the files beside the transcript were read at least once. */
   private factsRead = false;
@@ -93,29 +92,13 @@ export class StatusFold implements FeedConsumer {
     return this.fold.apiError;
   }
 
-  /** Read the todo file and the sub-agents again; one read at a time, and a
-   * change during one asks for one more. */
-  private readFacts(): Promise<void> {
-    if (this.reading !== undefined) {
-      this.again = true;
-      return this.reading;
-    }
-    this.reading = this.factsPass()
-      .catch((error: unknown) =>
-        this.log.warn(
-          { err: error, sid: this.info.sid },
-          "session status: reading its files failed",
-        ),
-      )
-      .finally(() => {
-        this.reading = undefined;
-        if (this.again) {
-          this.again = false;
-          void this.readFacts();
-        }
-      });
-    return this.reading;
-  }
+  /** Read the todo file and the sub-agents again: each call is answered by a
+   * read that started after it (callers that ask together share one). */
+  private readonly readFacts = freshReads(() =>
+    this.factsPass().catch((error: unknown) =>
+      this.log.warn({ err: error, sid: this.info.sid }, "session status: reading its files failed"),
+    ),
+  );
 
   private async factsPass(): Promise<void> {
     if (this.info.harness !== "claude") return;
