@@ -12,8 +12,9 @@ export interface HttpListenerOptions {
   listen: string;
   accept: Accept;
   controlPane: ControlPaneDeps;
-  /** The web console's own reads (console-api.ts). */
-  consoleApi: ConsoleApiDeps;
+  /** What the web console's own reads need (console-api.ts). */
+  inbox: ConsoleApiDeps["inbox"];
+  stateDir: string;
   testHooks?: TestHooks;
   log: Logger;
   /** The owner credential's file, this run (one-time links are bound to it)
@@ -57,7 +58,8 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
       console: (app) => consoleFiles(app),
       plugins: (app) => {
         app.register(controlPanePlugin, options.controlPane);
-        app.register(consoleApiPlugin, options.consoleApi);
+        const { inbox, stateDir } = options;
+        app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
         if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
       },
     });
