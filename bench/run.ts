@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
 import { benchBoard } from "./board.js";
+import { benchConsole } from "./console.js";
 import { benchContract } from "./contract.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
@@ -25,6 +26,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   "session-search": benchSessionSearch,
   transcripts: benchTranscripts,
   "transcripts-items": benchTranscriptItems,
+  console: benchConsole,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -48,10 +48,10 @@ export const COMMANDS: Record<
   },
   open: {
     group: () => import("./open.js"),
-    help: "open [--print] — a one-time link that signs a browser in to the console",
+    help: "open [--print] — open the web console in a browser, signed in",
     more: [
-      "Prints a link (valid 2 minutes, once) that gives this browser the owner's cookie;",
-      "on a terminal it opens a browser when one is found.",
+      "Makes a one-time link (valid 2 minutes, once) that gives a browser the owner's cookie",
+      "and lands it on the console; on a terminal it opens a browser when one is found.",
       "  --print   only print the link",
     ].join("\n"),
   },

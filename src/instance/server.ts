@@ -108,7 +108,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
       http = await startHttp({
-        ...{ listen: options.http, accept, log },
+        ...{ listen: options.http, accept, log, inbox: opened.inbox, stateDir: options.stateDir },
         owner: {
           secretPath: files.ownerSecret,
           run: { instance: id, startedAt },
