@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
 import { benchBoard } from "./board.js";
 import { benchContract } from "./contract.js";
+import { benchFiles } from "./files.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
@@ -24,6 +25,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   status: benchStatus,
   "session-search": benchSessionSearch,
   transcripts: benchTranscripts,
+  files: benchFiles,
   "transcripts-items": benchTranscriptItems,
 };
 
