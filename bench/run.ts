@@ -3,6 +3,7 @@ import { arch, cpus, totalmem } from "node:os";
 import { benchBoard } from "./board.js";
 import { benchConsole } from "./console.js";
 import { benchContract } from "./contract.js";
+import { benchFiles } from "./files.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
@@ -25,6 +26,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   status: benchStatus,
   "session-search": benchSessionSearch,
   transcripts: benchTranscripts,
+  files: benchFiles,
   "transcripts-items": benchTranscriptItems,
   console: benchConsole,
 };

@@ -11,6 +11,7 @@ import { Dispatcher, type Handlers } from "./dispatch.js";
 import { mirrorSessions } from "./ecc-mirror.js";
 import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
+import { fileHandlers } from "./handlers/files.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
 import { sessionControlHandlers } from "./handlers/session-control.js";
@@ -144,5 +145,6 @@ export function handlerTable(services: Services): Handlers {
     ...sessionControlHandlers(services),
     ...transcriptHandlers(services),
     ...transcriptItemsHandlers(services),
+    ...fileHandlers(services),
   };
 }
