@@ -17,7 +17,7 @@ export function forkOriginHandlers(s: Services): Handlers {
         return origin === undefined ? {} : { origin };
       } catch (error) {
         // Its own file vanished meanwhile.
-        if ((error as NodeJS.ErrnoException).code === "ENOENT")
+        if (error instanceof Error && "code" in error && error.code === "ENOENT")
           throw contractError("not_found", `no transcript for session ${sid}`);
         throw error;
       }
