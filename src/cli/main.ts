@@ -262,6 +262,19 @@ export const COMMANDS: Record<
       "  --no-thinking   leave thinking out;  --no-agent  leave sub-agent traffic out",
     ].join("\n"),
   },
+  launch: {
+    group: () => import("./launch.js"),
+    help: "launch [<dir>] [--template t] [--param NAME=value]… — start a session through the launcher",
+    more: [
+      "Runs a template of the launcher (ccmsg config key launcher) in <dir> (default: here),",
+      "which must lie under one of its roots; in a new window of its tmux session when tmux",
+      "is installed. Prints what the launch printed; exit 1 when it failed or timed out.",
+      "  --template t    a configured template (default: the first)",
+      "  --param N=v     a template parameter (repeatable), e.g. PROMPT=…, NAME=…, WORKTREE=<branch>",
+      "  --command c     run this shell program instead of the template's",
+      "  --list          the roots and the templates, with their commands and parameters",
+    ].join("\n"),
+  },
   queue: {
     group: () => import("./queue.js"),
     help: "queue merge|conflict — merge and conflict queues",
