@@ -1,7 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
 import { benchBoard } from "./board.js";
+import { benchConsole } from "./console.js";
 import { benchContract } from "./contract.js";
+import { benchFiles } from "./files.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
@@ -26,7 +28,9 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   "session-search": benchSessionSearch,
   search: benchSearch,
   transcripts: benchTranscripts,
+  files: benchFiles,
   "transcripts-items": benchTranscriptItems,
+  console: benchConsole,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

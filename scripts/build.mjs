@@ -1,6 +1,7 @@
 // Build: type-check and compile src/ to dist/ (the `ccmsg/contract` package
 // subpath and its declarations), copy the data files tsc does not emit, then
-// bundle the `ccmsg` command with esbuild into dist/bin/.
+// bundle the `ccmsg` command with esbuild into dist/bin/, and build the web
+// console (web/, Vite) into dist/web/, which the instance serves.
 //
 // Why a bundle: the command starts cold for every hook and agent call, and an
 // instance must answer soon after a restart. Resolving the hundreds of small
@@ -42,8 +43,13 @@ await build({
   target: "node20",
   chunkNames: "[name]-[hash]",
   // Native or heavy runtime dependencies stay in node_modules.
-  external: ["better-sqlite3", "fastify", "pino", "ws"],
+  external: ["better-sqlite3", "fastify", "@fastify/static", "pino", "ws"],
   sourcemap: true,
   logLevel: "warning",
 });
 chmodSync(join(root, "dist", "bin", "ccmsg.js"), 0o755);
+
+// The web console: its own config (web/vite.config.ts), after everything
+// else so a failure names the console and leaves the command built.
+const { build: viteBuild } = await import("vite");
+await viteBuild({ configFile: join(root, "web", "vite.config.ts"), logLevel: "warn" });

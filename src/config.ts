@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { ContractError } from "./contract/errors.js";
 import { presetProblems } from "./contract/transcript-select.js";
 import type { DumpPreset } from "./contract/transcripts.js";
+import { checkLauncher, type LauncherConfig } from "./launcher-config.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the
@@ -37,6 +38,9 @@ export interface CcmsgConfig {
   dump_presets?: DumpPreset[];
   /** How long one `session_search` may walk transcripts (ms, default 5000). */
   search_budget_ms?: number;
+  /** Where new sessions may start and the templates that start them
+   * (launcher-config.ts); the `launcher` capability is offered with it. */
+  launcher?: LauncherConfig;
 }
 
 const KNOWN_KEYS = [
@@ -50,6 +54,7 @@ const KNOWN_KEYS = [
   "quiet_session_seconds",
   "dump_presets",
   "search_budget_ms",
+  "launcher",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -161,6 +166,7 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
       throw bad("search_budget_ms", "must be an integer from 1 to 600000");
     out.search_budget_ms = ms;
   }
+  if (value.launcher !== undefined) out.launcher = checkLauncher(value.launcher, bad);
   return out;
 }
 

@@ -80,6 +80,14 @@ export function mintOpenToken(secret: string, run: InstanceRun, now: number): st
   return `${expires}.${nonce}.${mac(secret, "open", run.instance, String(run.startedAt), expires, nonce)}`;
 }
 
+/** The one-time link to the console of the instance listening at `address`
+ * (`host:port`; a wildcard bind is reached on loopback): `ccmsg open` prints
+ * it, and so does `daemon run` when a person started it (`npm start`). */
+export function signInUrl(secret: string, run: InstanceRun, address: string, now: number): string {
+  const host = address.replace(/^0\.0\.0\.0:/, "127.0.0.1:").replace(/^\[::\]:/, "[::1]:");
+  return `http://${host}/owner/login?token=${mintOpenToken(secret, run, now)}`;
+}
+
 export type TokenCheck = "ok" | "expired" | "invalid";
 
 /**

@@ -17,6 +17,7 @@ import { validationErrors } from "../contract/validate.js";
 import type { StateStore } from "../store/state-store.js";
 import { boardSummary } from "./board.js";
 import type { MutationRunner } from "./runner.js";
+import { readStatus } from "./status.js";
 
 export interface ControlPaneDeps {
   /** The instance's store, read on the main thread (WAL readers never wait). */
@@ -111,6 +112,14 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
       ? Math.min(SNAPSHOT_LIMIT_MAX, Math.max(1, Math.trunc(raw)))
       : SNAPSHOT_LIMIT_DEFAULT;
     return send(reply, 200, snapshotText(deps, limit));
+  });
+
+  // `ccmsg status --json`, for the web console's board: read on the main
+  // thread like the snapshot (WAL readers never wait for the writer).
+  app.get("/status", async (req, reply) => {
+    const raw = Number((req.query as { limit?: string }).limit ?? 5);
+    const limit = Number.isInteger(raw) && raw >= 1 ? Math.min(raw, SNAPSHOT_LIMIT_MAX) : 5;
+    return json(reply, 200, readStatus(deps.store, deps.store.path, limit));
   });
 
   // Read-only refuses before the body is read and before any database work.

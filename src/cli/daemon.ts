@@ -3,6 +3,7 @@ import { Client } from "../client/client.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
 import { ContractError } from "../contract/errors.js";
 import { liveHolder } from "../instance-lock.js";
+import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../owner-credential.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../paths.js";
 import { startDaemon } from "./connect.js";
 import type { Command } from "./main.js";
@@ -64,6 +65,13 @@ const ACTIONS: Record<string, Command> = {
     process.stdout.write(
       `${JSON.stringify({ event: "started", instance: instance.id, pid: instance.pid, socket: instance.socket, http: instance.http, started_at: instance.startedAt })}\n`,
     );
+    // A person who started it (a terminal, `npm start`) gets the console's
+    // one-time sign-in link; a supervisor's or a background start's log does not.
+    if (
+      instance.http !== null &&
+      (process.stdout.isTTY || process.env.npm_lifecycle_event === "start")
+    )
+      process.stdout.write(consoleLine(stateDir, instance));
     await instance.stopped;
     process.exit(0);
   },
@@ -216,4 +224,20 @@ async function stopInstance(stateDir: string): Promise<boolean> {
 /** `--recover` for the background instance. */
 function recoverArg(values: { recover?: boolean }): string[] {
   return values.recover ? ["--recover"] : [];
+}
+
+/** The `npm start` line: where the console is, with a link that signs in. */
+function consoleLine(
+  stateDir: string,
+  instance: { id: string; http: string | null; startedAt: number },
+): string {
+  const secret = readOwnerSecret(stateFiles(stateDir).ownerSecret);
+  if (secret === undefined) return `Web console: ${instance.http} (sign in with: ccmsg open)\n`;
+  const url = signInUrl(
+    secret,
+    { instance: instance.id, startedAt: instance.startedAt },
+    new URL(instance.http!).host,
+    Date.now(),
+  );
+  return `Web console: ${instance.http}\n  sign in: ${url}\n  (a one-time link, valid for ${OPEN_TOKEN_LIFETIME_MS / 60_000} minutes; later: ccmsg open)\n`;
 }

@@ -48,10 +48,10 @@ export const COMMANDS: Record<
   },
   open: {
     group: () => import("./open.js"),
-    help: "open [--print] — a one-time link that signs a browser in to the console",
+    help: "open [--print] — open the web console in a browser, signed in",
     more: [
-      "Prints a link (valid 2 minutes, once) that gives this browser the owner's cookie;",
-      "on a terminal it opens a browser when one is found.",
+      "Makes a one-time link (valid 2 minutes, once) that gives a browser the owner's cookie",
+      "and lands it on the console; on a terminal it opens a browser when one is found.",
       "  --print   only print the link",
     ].join("\n"),
   },
@@ -262,6 +262,19 @@ export const COMMANDS: Record<
       "  --no-thinking   leave thinking out;  --no-agent  leave sub-agent traffic out",
     ].join("\n"),
   },
+  launch: {
+    group: () => import("./launch.js"),
+    help: "launch [<dir>] [--template t] [--param NAME=value]… — start a session through the launcher",
+    more: [
+      "Runs a template of the launcher (ccmsg config key launcher) in <dir> (default: here),",
+      "which must lie under one of its roots; in a new window of its tmux session when tmux",
+      "is installed. Prints what the launch printed; exit 1 when it failed or timed out.",
+      "  --template t    a configured template (default: the first)",
+      "  --param N=v     a template parameter (repeatable), e.g. PROMPT=…, NAME=…, WORKTREE=<branch>",
+      "  --command c     run this shell program instead of the template's",
+      "  --list          the roots and the templates, with their commands and parameters",
+    ].join("\n"),
+  },
   search: {
     group: () => import("./search.js"),
     help: "search <query> [--sid s] [--since t] [--type t] — find what any session said, sent or raised",
@@ -271,7 +284,7 @@ export const COMMANDS: Record<
       "  --sid s     one session (or an id prefix): its items and messages from or to it",
       "  --since t   30m, 2h, 7d, a date (2026-11-30) or ms since the epoch",
       "  --type t    an item type or a prefix of it: message, tool, tool:Bash, notification",
-      "  --limit n   results (20; at most 200), the best-ranked of the newest 2000 matches",
+      "  --limit n   results (20; at most 200), the best-ranked of the newest 1000 matches",
     ].join("\n"),
   },
   queue: {

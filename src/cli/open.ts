@@ -4,7 +4,7 @@ import { delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { writeFileAtomic } from "../atomic-write.js";
 import { contractError } from "../contract/errors.js";
-import { mintOpenToken, OPEN_TOKEN_LIFETIME_MS, readOwnerSecret } from "../owner-credential.js";
+import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../owner-credential.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { connectInstance } from "./connect.js";
 import type { Command } from "./main.js";
@@ -33,12 +33,16 @@ export const open: Command = async (argv) => {
       "capability_unavailable",
       "this instance serves no HTTP (started with --http off, or its port was taken): restart it with --http host:port",
     );
+  const now = Date.now();
   const secret = readOwnerSecret(files.ownerSecret);
   if (secret === undefined)
     throw contractError("internal_error", `cannot read the owner secret at ${files.ownerSecret}`);
-  const now = Date.now();
-  const token = mintOpenToken(secret, { instance: ping.instance, startedAt: ping.started_at }, now);
-  const url = `http://${browsable(address)}/owner/login?token=${token}`;
+  const url = signInUrl(
+    secret,
+    { instance: ping.instance, startedAt: ping.started_at },
+    address,
+    now,
+  );
   const result = { url, expires_at: now + OPEN_TOKEN_LIFETIME_MS };
   const browser = values.print || wantsJson(values) ? undefined : findBrowser();
   if (browser !== undefined) {
@@ -62,11 +66,6 @@ export const open: Command = async (argv) => {
     ].join("\n"),
   );
 };
-
-/** A wildcard bind is reached on loopback. */
-function browsable(address: string): string {
-  return address.replace(/^0\.0\.0\.0:/, "127.0.0.1:").replace(/^\[::\]:/, "[::1]:");
-}
 
 function redirectPage(url: string): string {
   const attr = url.replace(/&/g, "&amp;").replace(/"/g, "&quot;");

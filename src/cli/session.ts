@@ -1,9 +1,9 @@
-import { existsSync } from "node:fs";
 import { ContractError } from "../contract/errors.js";
+import { DEFAULT_TMUX_SESSION } from "../harness/launch.js";
 import { launchResume, resumeCommand } from "../harness/resume.js";
 import { controlFacts, withSessionContext } from "../hud/session-context.js";
 import type { RunResult } from "../probes/exec.js";
-import { type GitFacts, git } from "../probes/git.js";
+import { addWorktree, type GitFacts, git } from "../probes/git.js";
 import { gh, probeGh } from "../probes/github.js";
 import { callAs, connectInstance } from "./connect.js";
 import type { Command } from "./main.js";
@@ -70,10 +70,11 @@ export const session: Command = async (argv) => {
         requireControl("resume", facts);
         const harness = facts.harness === "codex" ? "codex" : "claude";
         const cmd = resumeCommand(harness, ctx.target.sid!, ctx.target.cwd, ctx.env);
-        const launch = await launchResume(cmd, ctx.env);
+        const tmuxSession = ctx.config.launcher?.tmux_session ?? DEFAULT_TMUX_SESSION;
+        const launch = await launchResume(cmd, tmuxSession, ctx.env);
         return print(values, { ...cmd, ...launch }, () =>
           launch.launched
-            ? `resumed ${cmd.sid} in a new tmux window (pane ${launch.terminal_id})`
+            ? `resumed ${cmd.sid} in tmux window ${launch.window} (pane ${launch.terminal_id})`
             : `could not open a tmux window (${launch.why}); run:\n${cmd.command}`,
         );
       }
@@ -187,19 +188,10 @@ async function viewPr(facts: GitFacts): Promise<unknown> {
 }
 
 /** A new worktree on a new branch `<name>`, beside the repository's main
- * worktree as `<root>-<name>` (slashes in the name become dashes). */
+ * worktree as `<root>-<name>`, branched from this worktree's HEAD (or `base`). */
 async function createWorktree(facts: GitFacts, name: string, base: string | undefined) {
-  const valid = await git(facts.mainRoot, ["check-ref-format", "--branch", name]);
-  if (!valid.ok || name.startsWith("-"))
-    throw new ContractError("invalid_args", `create: "${name}" is not a valid branch name`);
-  const path = `${facts.mainRoot}-${name.replace(/\//g, "-")}`;
-  if (existsSync(path)) throw new ContractError("invalid_args", `create: ${path} already exists`);
-  const args = ["worktree", "add", "-b", name, path];
-  if (base !== undefined) args.push(base);
-  const r = await git(facts.mainRoot, args, { timeoutMs: COMMAND_TIMEOUT_MS });
-  if (!r.ok) {
-    if (r.failure === "exit") throw new ContractError("invalid_args", `create: ${r.stderr.trim()}`);
-    throw failed("create", r);
-  }
-  return { path, branch: name, base: base ?? facts.branch ?? "HEAD" };
+  const r = await addWorktree(facts, name, base);
+  if (!r.ok)
+    throw new ContractError(r.invalid ? "invalid_args" : "internal_error", `create: ${r.why}`);
+  return { path: r.path, branch: name, base: base ?? facts.branch ?? "HEAD" };
 }

@@ -1,4 +1,5 @@
-import { newWindow } from "./tmux.js";
+import { SESSION_VARIABLES, shellQuote } from "./launch.js";
+import { openWindow, type WindowPlace } from "./tmux.js";
 import { locateTranscript } from "./transcript-files.js";
 import { readLines } from "./transcript-lines.js";
 
@@ -6,7 +7,8 @@ import { readLines } from "./transcript-lines.js";
 // `claude --resume <sid>` or Codex's `codex resume <thread>`, run in the
 // session's own directory (Claude Code finds a session's transcript under its
 // project directory) with the same config home. In a new tmux window when
-// tmux can open one; otherwise the exact command to paste, and why.
+// tmux can open one (the launcher's rule for where: the asking terminal's tmux
+// session, else the dedicated one); otherwise the exact command to paste, and why.
 
 export interface ResumeCommand {
   sid: string;
@@ -40,20 +42,26 @@ export function resumeCommand(
   };
 }
 
-export type Launch = { launched: true; terminal_id: string } | { launched: false; why: string };
+export type Launch =
+  | { launched: true; terminal_id: string; window: string }
+  | { launched: false; why: string };
 
-/** Run the command in a new tmux window; why not, when it cannot. */
+/** Run the command in a new tmux window — in the tmux session `env` runs in,
+ * else in session `tmuxSession` — without the session variables of whoever
+ * asks; why not, when it cannot. */
 export async function launchResume(
   cmd: ResumeCommand,
+  tmuxSession: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Launch> {
-  const r = await newWindow(cmd.cwd, cmd.argv, cmd.env, env);
-  return r.ok ? { launched: true, terminal_id: r.pane } : { launched: false, why: r.why };
-}
-
-/** Quote for a POSIX shell, only when needed. */
-export function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+  const place: WindowPlace = env.TMUX ? { current: true } : { session: tmuxSession };
+  const r = await openWindow(
+    { place, cwd: cmd.cwd, argv: cmd.argv, vars: cmd.env, unset: SESSION_VARIABLES },
+    env,
+  );
+  return r.ok
+    ? { launched: true, terminal_id: r.pane, window: r.window }
+    : { launched: false, why: r.why };
 }
 
 /** Codex's rollout of thread `sid` under `codexHome` and the directory its

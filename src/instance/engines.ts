@@ -1,9 +1,10 @@
 import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
+import { loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
-import { stateFiles } from "../paths.js";
+import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
@@ -11,6 +12,9 @@ import { Dispatcher, type Handlers } from "./dispatch.js";
 import { mirrorSessions } from "./ecc-mirror.js";
 import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
+import { fileHandlers } from "./handlers/files.js";
+import { forkOriginHandlers } from "./handlers/fork-origin.js";
+import { launcherHandlers } from "./handlers/launcher.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
 import { sessionControlHandlers } from "./handlers/session-control.js";
@@ -104,6 +108,10 @@ export function buildEngines(input: EngineInputs): Engines {
   messaging.observe(search);
   // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
+  // `launcher` when ccmsg's config has the section; `fork` from Claude Code
+  // transcripts (DR-0038, DR-0039).
+  if (launcherConfigured(input.env, log)) capabilities.add("launcher");
+  if (input.harness === "claude") capabilities.add("fork");
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -155,5 +163,19 @@ export function handlerTable(services: Services): Handlers {
     ...sessionControlHandlers(services),
     ...transcriptHandlers(services),
     ...transcriptItemsHandlers(services),
+    ...fileHandlers(services),
+    ...launcherHandlers(services),
+    ...forkOriginHandlers(services),
   };
+}
+
+/** Whether ccmsg's config (read once, at start) sets up the launcher; a
+ * config that cannot be read leaves it off, and the log says why. */
+function launcherConfigured(env: NodeJS.ProcessEnv, log: Logger): boolean {
+  try {
+    return loadConfig(configFile(undefined, env)).launcher !== undefined;
+  } catch (error) {
+    log.error({ err: error }, "config not read: the launcher is off");
+    return false;
+  }
 }

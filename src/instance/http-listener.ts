@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { isLoopbackHost, parseHostPort } from "../address.js";
 import type { ControlPaneDeps } from "../board/http.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
+import type { ConsoleApiDeps } from "./console-api.js";
 import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
 import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
@@ -12,8 +13,11 @@ export interface HttpListenerOptions {
   listen: string;
   accept: Accept;
   controlPane: ControlPaneDeps;
+  /** What the web console's own reads need (console-api.ts). */
+  inbox: ConsoleApiDeps["inbox"];
+  stateDir: string;
   /** Search across sessions (`/api/search`). */
-  search: SearchHttpDeps;
+  search: SearchHttpDeps["search"];
   testHooks?: TestHooks;
   log: Logger;
   /** The owner credential's file, this run (one-time links are bound to it)
@@ -34,22 +38,33 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
   const { testHooks, owner } = options;
   const secret = loadOrMintOwnerSecret(owner.secretPath);
   return bindHttp(host, port, async (server, boundPort) => {
-    const [{ httpHandlers }, { OwnerAuth }, { controlPanePlugin }, { testHooksPlugin }] =
-      await Promise.all([
-        import("./wire/http.js"),
-        import("./wire/owner-auth.js"),
-        import("../board/http.js"),
-        import("./test-hooks.js"),
-      ]);
+    const [
+      { httpHandlers },
+      { OwnerAuth },
+      { controlPanePlugin },
+      { testHooksPlugin },
+      { consoleFiles },
+      { consoleApiPlugin },
+    ] = await Promise.all([
+      import("./wire/http.js"),
+      import("./wire/owner-auth.js"),
+      import("../board/http.js"),
+      import("./test-hooks.js"),
+      import("./wire/console-files.js"),
+      import("./console-api.js"),
+    ]);
     const { searchPlugin } = await import("./search/http.js");
     return httpHandlers(server, {
       host,
       port: boundPort,
       accept: options.accept,
       owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
+      console: (app) => consoleFiles(app),
       plugins: (app) => {
         app.register(controlPanePlugin, options.controlPane);
-        app.register(searchPlugin, options.search);
+        const { inbox, stateDir } = options;
+        app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
+        app.register(searchPlugin, { search: options.search, now: owner.now });
         if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
       },
     });

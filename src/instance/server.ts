@@ -108,7 +108,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
       http = await startHttp({
-        ...{ listen: options.http, accept, log },
+        ...{ listen: options.http, accept, log, inbox: opened.inbox, stateDir: options.stateDir },
         owner: {
           secretPath: files.ownerSecret,
           run: { instance: id, startedAt },
@@ -121,13 +121,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
-        search: { search: engines.search, now: () => clock.now() },
+        search: engines.search,
         testHooks: options.testHooks
           ? {
-              clock,
+              ...{ clock, runner, db: opened.db },
               expire: () => sessions.expire(),
-              runner,
-              db: opened.db,
               compacted: () => compacted,
               inboxReceiver: (sid) => messaging.receiverOf(sid),
             }

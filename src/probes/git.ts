@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { lstat } from "node:fs/promises";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { type RunOptions, type RunResult, run } from "./exec.js";
 
@@ -161,6 +162,62 @@ export function repoSlug(url: string): string | null {
     .filter((p) => p !== "");
   if (parts.length < 2) return null;
   return `${parts[parts.length - 2]}/${parts[parts.length - 1]}`;
+}
+
+/** The top level of `cwd`'s worktree and the repository's main worktree;
+ * undefined when `cwd` is in no repository (or git cannot say). */
+export async function worktreeRoots(
+  cwd: string,
+  options: RunOptions = {},
+): Promise<{ toplevel: string; mainRoot: string } | undefined> {
+  const top = await git(cwd, ["rev-parse", "--show-toplevel", "--git-common-dir"], options);
+  const [toplevel, common] = top.stdout.trim().split("\n");
+  if (!top.ok || !toplevel || !common) return undefined;
+  return { toplevel, mainRoot: mainWorktree(cwd, toplevel, common) };
+}
+
+/** Where a new worktree on branch `name` goes: beside the repository's main
+ * worktree as `<main>-<name>`, slashes in the name made dashes. */
+export function worktreePath(mainRoot: string, name: string): string {
+  return `${mainRoot}-${name.replace(/\//g, "-")}`;
+}
+
+export type WorktreeAdded =
+  | { ok: true; path: string; branch: string }
+  /** `invalid`: the name or the place was refused (the caller's to fix);
+   * otherwise git failed. `why` is a sentence. */
+  | { ok: false; invalid: boolean; why: string };
+
+/** Commands a person waits for (a checkout can take a while). */
+const WORKTREE_TIMEOUT_MS = 60_000;
+
+/**
+ * `git worktree add -b <name> <worktreePath> [base]`, run in the worktree
+ * `from` (so without `base` the branch starts at that worktree's HEAD).
+ * Refuses a name git would not take as a branch and a path that exists.
+ */
+export async function addWorktree(
+  from: { toplevel: string; mainRoot: string },
+  name: string,
+  base?: string,
+): Promise<WorktreeAdded> {
+  const valid = await git(from.toplevel, ["check-ref-format", "--branch", name]);
+  if (!valid.ok || name.startsWith("-"))
+    return { ok: false, invalid: true, why: `"${name}" is not a valid branch name` };
+  const path = worktreePath(from.mainRoot, name);
+  if (
+    await lstat(path).then(
+      () => true,
+      () => false,
+    )
+  )
+    return { ok: false, invalid: true, why: `${path} already exists` };
+  const args = ["worktree", "add", "-b", name, path];
+  if (base !== undefined) args.push(base);
+  const r = await git(from.toplevel, args, { timeoutMs: WORKTREE_TIMEOUT_MS });
+  if (r.ok) return { ok: true, path, branch: name };
+  const why = r.failure === "timeout" ? "git timed out" : r.stderr.trim() || `exit ${r.code}`;
+  return { ok: false, invalid: r.failure === "exit", why };
 }
 
 /** At most this many other worktrees are inspected for conflicts per run. */

@@ -24,6 +24,7 @@ export class InboxStore {
   private readonly countHeld;
   private readonly maxCounter;
   private readonly countAllHeld;
+  private readonly countHeldBySid;
   private readonly heldCounts = new Map<string, number>();
   /** Per sid, the held message a direct offer is handing over on its own
    * (contract §7.7: one offer per sid at a time), left out of every peek and
@@ -54,12 +55,24 @@ export class InboxStore {
     this.countAllHeld = db.prepare(
       "SELECT count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ?",
     );
+    this.countHeldBySid = db.prepare(
+      "SELECT sid, count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ? GROUP BY sid",
+    );
   }
 
   /** The highest counter ever stored (0 when none), so mids stay increasing
    * across restarts. */
   highestCounter(): number {
     return (this.maxCounter.get() as { n: number | null }).n ?? 0;
+  }
+
+  /** Per recipient, the messages held and not yet expired (committed ones):
+   * the web console's counts. Recipients with none are left out. */
+  heldBySid(now: number, retentionMs: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.countHeldBySid.all(now - retentionMs) as { sid: string; n: number }[])
+      out[r.sid] = r.n;
+    return out;
   }
 
   /** Messages held for anyone and not yet expired (committed ones). */

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { SESSION_VARIABLES } from "../../src/harness/launch.js";
 import { processStatus } from "../../src/probes/process.js";
 import { requiredPath } from "../helpers/env.js";
 import {
@@ -103,7 +104,7 @@ async function fakeHarness(
 }
 
 /** A fake `tmux` on PATH that logs each call's argv (one JSON array a line)
- * and prints `%42` as a new pane; `fail` makes every call fail as tmux does
+ * and prints `ccmsg:3 %42` as a new window and its pane; `fail` makes every call fail as tmux does
  * without a server. */
 function fakeTmux(fail = false): { bin: string; calls(): string[][] } {
   const bin = mkdtempSync(join(tmpdir(), "ccmsg-tmux-"));
@@ -113,7 +114,7 @@ function fakeTmux(fail = false): { bin: string; calls(): string[][] } {
     path,
     `#!${process.execPath}
 require("node:fs").appendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + "\\n");
-${fail ? 'process.stderr.write("no server running on /tmp/tmux-1000/default\\n"); process.exit(1);' : 'if (process.argv[2] === "new-window") process.stdout.write("%42\\n");'}
+${fail ? 'process.stderr.write("no server running on /tmp/tmux-1000/default\\n"); process.exit(1);' : 'if (process.argv[2] === "new-window") process.stdout.write("ccmsg:3 %42\\n");'}
 `,
   );
   chmodSync(path, 0o755);
@@ -263,26 +264,38 @@ describe("stopping a session's harness", () => {
 });
 
 describe("ccmsg session resume", () => {
-  it("opens a new tmux window running `claude --resume <sid>` in the session's directory", async () => {
+  /** What every resumed harness is started through: no session's variables. */
+  const clean = ["env", ...SESSION_VARIABLES.flatMap((v) => ["-u", v])];
+  const printed = ["-P", "-F", "#{session_name}:#{window_index} #{pane_id}"];
+
+  it("inside tmux: a new window of the current tmux session runs `claude --resume <sid>` in the session's directory", async () => {
     const home = isolatedHome();
     const tmux = fakeTmux();
-    const env = { ...home.env, PATH: `${tmux.bin}:${process.env.PATH}` };
+    const env = {
+      ...home.env,
+      PATH: `${tmux.bin}:${process.env.PATH}`,
+      TMUX: "/tmp/ccmsg-fake-tmux.sock,4242,0",
+    };
     const sid = newSid();
     const dir = mkdtempSync(join(tmpdir(), "ccmsg-ws-"));
     // Known here: it greeted (from its directory) and left.
     expect((await runCli(["hello", "--sid", sid, "--cwd", dir], env)).code).toBe(0);
     const r = json(await runCli(["session", "resume", sid, "--json"], env));
-    expect(r).toMatchObject({ sid, cwd: dir, launched: true, terminal_id: "%42" });
+    expect(r).toMatchObject({
+      sid,
+      cwd: dir,
+      launched: true,
+      terminal_id: "%42",
+      window: "ccmsg:3",
+    });
     const claudeDir = requiredPath(home.env, "CLAUDE_CONFIG_DIR");
     expect(tmux.calls()).toEqual([
       [
         "new-window",
-        "-P",
-        "-F",
-        "#{pane_id}",
+        ...printed,
         "-c",
         dir,
-        "-e",
+        ...clean,
         `CLAUDE_CONFIG_DIR=${claudeDir}`,
         "claude",
         "--resume",
@@ -292,7 +305,7 @@ describe("ccmsg session resume", () => {
     await runCli(["daemon", "stop"], env);
   });
 
-  it("a Codex thread resumes with `codex resume <thread>` in the directory its rollout names", async () => {
+  it("outside tmux, a Codex thread resumes with `codex resume <thread>` in the launcher's tmux session, in the directory its rollout names", async () => {
     const home = isolatedHome();
     const tmux = fakeTmux();
     const codexHome = join(home.root, "codex");
@@ -308,20 +321,23 @@ describe("ccmsg session resume", () => {
     const r = json(await runCli(["session", "resume", thread, "--json"], env));
     expect(r).toMatchObject({ launched: true, argv: ["codex", "resume", thread] });
     expect(tmux.calls()).toEqual([
+      ["has-session", "-t", "=ccmsg"],
       [
         "new-window",
-        "-P",
-        "-F",
-        "#{pane_id}",
+        "-d",
+        ...printed,
+        "-t",
+        "=ccmsg:",
         "-c",
         "/work/widgets",
-        "-e",
+        ...clean,
         `CODEX_HOME=${codexHome}`,
         "codex",
         "resume",
         thread,
       ],
     ]);
+    await runCli(["daemon", "stop"], env);
   });
 
   it("without a tmux server: the exact command, and tmux's own reason", async () => {
@@ -352,6 +368,7 @@ describe("ccmsg session resume", () => {
       msg: `resume: the session still runs (process ${h.pid}): stop it first`,
     });
     expect(tmux.calls()).toEqual([]);
+    await runCli(["daemon", "stop"], env);
   });
 });
 

@@ -5,8 +5,15 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { isLoopbackHost } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../line-framer.js";
+import type { ConsoleFiles } from "./console-files.js";
 import type { HttpHandlers } from "./http-bind.js";
-import { type OwnerAuth, refuseUpgrade, SIGN_IN_PATH, UNAUTHENTICATED } from "./owner-auth.js";
+import {
+  type OwnerAuth,
+  refuseUpgrade,
+  SIGN_IN_PATH,
+  UNAUTHENTICATED,
+  UNAUTHENTICATED_PAGE,
+} from "./owner-auth.js";
 import { tcpPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 import { interceptWebSocketData } from "./ws-frames.js";
@@ -26,12 +33,14 @@ export interface HttpOptions {
   /** Registers the instance's plugins (control-pane API, test hooks), each
    * encapsulated in its own Fastify context. */
   plugins?: (app: FastifyInstance) => void;
+  /** The web console's files (console-files.ts); absent = none served. */
+  console?: (app: FastifyInstance) => Promise<ConsoleFiles>;
 }
 
 /**
  * What answers on the HTTP listener (bound by http-bind.ts): WebSocket at any
  * path ending in `/ws` (so a reverse proxy may add a prefix), a 426 for a
- * plain request there, 404 elsewhere.
+ * plain request there, the web console's page and files, 404 elsewhere.
  *
  * Until person authentication lands, a browser may connect only from this
  * instance's own origin: without that check any web page the person visits
@@ -87,16 +96,23 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       req.method === "GET" && url.pathname.endsWith(SIGN_IN_PATH)
         ? owner.signIn(url.pathname, url.searchParams.get("token") ?? undefined)
         : owner.authenticate(req.headers) === undefined
-          ? UNAUTHENTICATED
+          ? // A browser opening the console's page without the cookie is told
+            // how to get it, in a page rather than JSON.
+            req.method === "GET" &&
+            url.pathname.endsWith("/") &&
+            (req.headers.accept ?? "").includes("text/html")
+            ? UNAUTHENTICATED_PAGE
+            : UNAUTHENTICATED
           : undefined;
     if (answer !== undefined)
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
   });
 
+  const files = await options.console?.(app);
   app.get("/*", async (req, reply) => {
-    if (req.url.split("?")[0]!.endsWith("/ws"))
-      return reply.code(426).send({ ok: false, error: "upgrade required" });
-    return reply.code(404).send({ ok: false, error: "not found" });
+    const path = req.url.split("?")[0]!;
+    if (path.endsWith("/ws")) return reply.code(426).send({ ok: false, error: "upgrade required" });
+    return files?.answer(path, reply) ?? reply.code(404).send({ ok: false, error: "not found" });
   });
   options.plugins?.(app);
   await app.ready();

@@ -117,6 +117,19 @@ export const UNAUTHENTICATED: AuthAnswer = refusal(
   "this instance answers its owner only: send `Authorization: Bearer <secret>` (the secret is <state dir>/owner.secret), or open the console with `ccmsg open`",
 );
 
+/** The same refusal for a browser opening the console's page: a page that
+ * says how to sign in (nothing else is on it; no script, no style). */
+export const UNAUTHENTICATED_PAGE: AuthAnswer = {
+  status: 401,
+  headers: {
+    "content-type": "text/html; charset=utf-8",
+    "cache-control": "no-store",
+    "content-security-policy": "default-src 'none'",
+    "x-content-type-options": "nosniff",
+  },
+  body: `<!doctype html><meta charset="utf-8"><title>ccmsg: sign in</title><h1>This console answers its owner only</h1><p>Run <code>ccmsg open</code> on the machine that runs this instance: it opens (or prints, with <code>--print</code>) a one-time link that signs this browser in.</p>\n`,
+};
+
 function refusal(status: number, code: string, error: string): AuthAnswer {
   return {
     status,

@@ -1,0 +1,88 @@
+import type { TranscriptItem } from "../../../src/contract/transcripts.js";
+
+// What the timeline shows, computed from items alone (no connection, no DOM),
+// so it is tested on its own.
+
+/** An item as the timeline reads it: the fields every item has (contract
+ * §10.3–10.4) and whatever its type adds. */
+export type Item = TranscriptItem & {
+  id: string;
+  type: string;
+  at: number;
+  role?: "use" | "result";
+  result_item?: string;
+  parent_item?: string;
+};
+
+/** What the timeline shows, oldest first: an item, with its result folded in
+ * when it is a call whose result is loaded; or the marker of a gap that was
+ * not loaded. */
+export type Row =
+  | { kind: "item"; item: Item; result?: Item }
+  | { kind: "gap"; id: string; after: string };
+
+/** Calls folded with their results: a result whose call is loaded is shown
+ * inside the call, not on its own. A sub-agent's start is one record that
+ * gives two items — the `tool:Agent` call and the `message:sub:out` task
+ * (with the agent's answer as its result) — and is shown once, as the task. */
+export function rowsOf(items: Item[], gapsAfter: (string | undefined)[] = []): Row[] {
+  const byId = new Map<string, Item>();
+  const tasks = new Set<string>();
+  for (const i of items) {
+    byId.set(i.id, i);
+    if (i.type === "message:sub:out") tasks.add(i.uuid);
+  }
+  const hidden = new Set<string>();
+  for (const i of items) {
+    if (i.type !== "tool:Agent" || i.role !== "use" || !tasks.has(i.uuid)) continue;
+    hidden.add(i.id);
+    if (i.result_item !== undefined) hidden.add(i.result_item);
+  }
+  const rows: Row[] = [];
+  for (const item of items) {
+    if (hidden.has(item.id)) continue;
+    if (item.role === "result" && item.parent_item !== undefined && byId.has(item.parent_item))
+      continue;
+    const result =
+      item.role === "use" && item.result_item !== undefined
+        ? byId.get(item.result_item)
+        : undefined;
+    rows.push({ kind: "item", item, result });
+    if (gapsAfter.includes(item.id))
+      rows.push({ kind: "gap", id: `gap:${item.id}`, after: item.id });
+  }
+  return rows;
+}
+
+/** The topic's list as last taken: its first id, its length, the list. */
+export interface Seen {
+  first?: string;
+  length: number;
+  list?: Item[];
+}
+
+/**
+ * Take a new value of the `transcript_items` topic into what the timeline
+ * shows (`live`). An append (same first item, longer) adds its new items; a
+ * new snapshot (after a reconnect) is joined where its first item is already
+ * shown, or — when it does not overlap — after a gap (`gapAfter`: the last
+ * item shown before it). Nothing shown is dropped.
+ */
+export function joinLive(
+  state: { live: Item[]; seen: Seen },
+  list: Item[],
+): { live: Item[]; seen: Seen; gapAfter?: string } {
+  const { live, seen } = state;
+  if (list === seen.list) return { live, seen };
+  const now: Seen = { first: list[0]?.id, length: list.length, list };
+  if (seen.list !== undefined && list[0]?.id === seen.first && list.length >= seen.length)
+    return {
+      live: list.length > seen.length ? live.concat(list.slice(seen.length)) : live,
+      seen: now,
+    };
+  if (list.length === 0) return { live, seen: now };
+  if (live.length === 0) return { live: list.slice(), seen: now };
+  const at = live.findIndex((i) => i.id === list[0]!.id);
+  if (at >= 0) return { live: live.slice(0, at).concat(list), seen: now };
+  return { live: live.concat(list), seen: now, gapAfter: live[live.length - 1]!.id };
+}

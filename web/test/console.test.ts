@@ -1,0 +1,194 @@
+import fc from "fast-check";
+import type { VNode } from "preact";
+import { describe, expect, it } from "vitest";
+import { type Item, joinLive, rowsOf, type Seen } from "../src/lib/timeline-rows.js";
+import { Markdown, safeUrl } from "../src/ui/markdown.js";
+
+// The web console's pure parts, without a browser: the Markdown renderer
+// (content never becomes markup) and the timeline's rows (calls folded with
+// results, snapshots joined across reconnects). The rest runs in Chromium
+// (test/e2e/).
+
+/** Every element a rendered text may contain. */
+const ALLOWED = new Set([
+  "div",
+  "p",
+  "strong",
+  "em",
+  "code",
+  "pre",
+  "a",
+  "ul",
+  "ol",
+  "li",
+  "blockquote",
+  "hr",
+]);
+
+function walk(node: unknown, visit: (v: VNode) => void): void {
+  if (Array.isArray(node)) {
+    for (const n of node) walk(n, visit);
+    return;
+  }
+  if (node === null || typeof node !== "object") return;
+  const v = node as VNode;
+  visit(v);
+  walk((v.props as { children?: unknown }).children, visit);
+}
+
+function text(node: unknown): string {
+  if (typeof node === "string" || typeof node === "number") return String(node);
+  if (Array.isArray(node)) return node.map(text).join("");
+  if (node === null || typeof node !== "object") return "";
+  return text(((node as VNode).props as { children?: unknown }).children);
+}
+
+describe("the console's Markdown", () => {
+  it("renders what a transcript uses", () => {
+    const v = Markdown({
+      text: "# Plan\n\n- **one** and `two`\n- [docs](https://example.com/x)\n\n```sh\nnpm test\n```",
+    });
+    const types: string[] = [];
+    walk(v, (n) => types.push(String(n.type)));
+    expect(types).toEqual(expect.arrayContaining(["ul", "li", "strong", "code", "a", "pre"]));
+    expect(text(v)).toContain("npm test");
+  });
+
+  it("never turns content into markup, script or an unsafe link, whatever the text", () => {
+    const piece = fc.constantFrom(
+      "<script>alert(1)</script>",
+      "<img src=x onerror=alert(1)>",
+      "[x](javascript:alert(1))",
+      "[y](data:text/html,hi)",
+      "**",
+      "*",
+      "_",
+      "`",
+      "[",
+      "](",
+      ")",
+      "# ",
+      "- ",
+      "1. ",
+      "> ",
+      "```",
+      "\n",
+      " ",
+      "https://ok.example/a",
+      "javascript:alert(1)",
+      "word",
+    );
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 40 }).map((p) => p.join("")),
+        (input) => {
+          walk(Markdown({ text: input }), (n) => {
+            expect(typeof n.type).toBe("string");
+            expect(ALLOWED.has(n.type as string)).toBe(true);
+            const props = n.props as Record<string, unknown>;
+            expect(props.dangerouslySetInnerHTML).toBeUndefined();
+            if (n.type === "a")
+              expect(["https:", "http:", "mailto:"]).toContain(
+                new URL(String(props.href)).protocol,
+              );
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("keeps every character of the text (markup characters included) as text", () => {
+    const t = '<b>not bold</b> & "quoted"';
+    expect(text(Markdown({ text: t }))).toBe(t);
+  });
+
+  it("gets through a long text full of unmatched marks (a quadratic scan would not, in the test's time)", () => {
+    const t = "[".repeat(30_000) + "`".repeat(20_000) + "_".repeat(10_000);
+    expect(text(Markdown({ text: t }))).toBe(t);
+  });
+
+  it("allows only http(s) and mailto links", () => {
+    expect(safeUrl("https://a.example/")).toBe("https://a.example/");
+    expect(safeUrl("mailto:a@b.example")).toBe("mailto:a@b.example");
+    expect(safeUrl("javascript:alert(1)")).toBeUndefined();
+    expect(safeUrl("data:text/html,x")).toBeUndefined();
+    expect(safeUrl("not a url")).toBeUndefined();
+  });
+});
+
+const item = (n: number, extra: Partial<Item> = {}): Item =>
+  ({
+    id: `u${n}:0`,
+    uuid: `u${n}`,
+    type: "message:user:in",
+    at: n,
+    source: { offset: n, bytes: 1 },
+    text: `t${n}`,
+    ...extra,
+  }) as Item;
+
+describe("the timeline's rows", () => {
+  it("folds a call's result into the call, and shows a result whose call is not loaded", () => {
+    const use = item(1, { type: "tool:Bash", role: "use", result_item: "u2:0" } as Partial<Item>);
+    const result = item(2, {
+      type: "tool:Bash",
+      role: "result",
+      parent_item: "u1:0",
+    } as Partial<Item>);
+    const orphan = item(3, {
+      type: "tool:Read",
+      role: "result",
+      parent_item: "u0:0",
+    } as Partial<Item>);
+    const rows = rowsOf([use, result, orphan]);
+    expect(rows).toEqual([
+      { kind: "item", item: use, result },
+      { kind: "item", item: orphan, result: undefined },
+    ]);
+  });
+
+  it("shows a sub-agent's start once, as its task with the agent's answer", () => {
+    const call = item(1, { type: "tool:Agent", role: "use", result_item: "u2:0" } as Partial<Item>);
+    const task = {
+      ...item(1, { type: "message:sub:out", role: "use", result_item: "u2:1" } as Partial<Item>),
+      id: "u1:1",
+    };
+    const callResult = item(2, {
+      type: "tool:Agent",
+      role: "result",
+      parent_item: "u1:0",
+    } as Partial<Item>);
+    const answer = {
+      ...item(2, { type: "message:sub:in", role: "result", parent_item: "u1:1" } as Partial<Item>),
+      id: "u2:1",
+    };
+    expect(rowsOf([call, task, callResult, answer])).toEqual([
+      { kind: "item", item: task, result: answer },
+    ]);
+  });
+
+  it("marks a gap after the named items", () => {
+    const rows = rowsOf([item(1), item(2)], ["u1:0"]);
+    expect(rows.map((r) => r.kind)).toEqual(["item", "gap", "item"]);
+  });
+
+  it("joins appends, a reconnect's overlapping snapshot, and a non-overlapping one after a gap", () => {
+    let state: { live: Item[]; seen: Seen } = { live: [], seen: { length: 0 } };
+    const take = (list: Item[]) => {
+      const next = joinLive(state, list);
+      state = { live: next.live, seen: next.seen };
+      return next;
+    };
+    take([item(1), item(2)]);
+    take([item(1), item(2), item(3)]);
+    expect(state.live.map((i) => i.at)).toEqual([1, 2, 3]);
+    // A new subscription's snapshot: the tail from item 2 on, plus a new one.
+    take([item(2), item(3), item(4)]);
+    expect(state.live.map((i) => i.at)).toEqual([1, 2, 3, 4]);
+    // A snapshot that starts beyond everything shown: kept, after a gap.
+    const far = take([item(9), item(10)]);
+    expect(far.gapAfter).toBe("u4:0");
+    expect(state.live.map((i) => i.at)).toEqual([1, 2, 3, 4, 9, 10]);
+  });
+});
