@@ -8,6 +8,7 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
+import { benchSearch } from "./search.js";
 import { benchSessionSearch } from "./session-search.js";
 import { benchStatus } from "./status.js";
 import { benchTranscriptItems } from "./transcript-items.js";
@@ -25,6 +26,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   presence: benchPresence,
   status: benchStatus,
   "session-search": benchSessionSearch,
+  search: benchSearch,
   transcripts: benchTranscripts,
   files: benchFiles,
   "transcripts-items": benchTranscriptItems,

@@ -32,6 +32,8 @@ await build({
     ccmsg: join(root, "src", "cli", "main.ts"),
     "board-worker": join(root, "src", "board", "board-worker.ts"),
     "search-worker": join(root, "src", "instance", "search-worker.ts"),
+    "index-worker": join(root, "src", "instance", "search", "index-worker.ts"),
+    "query-worker": join(root, "src", "instance", "search", "query-worker.ts"),
   },
   outdir: join(root, "dist", "bin"),
   bundle: true,

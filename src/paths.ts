@@ -67,6 +67,8 @@ export function socketPath(stateDir: string): string {
 export const stateFiles = (stateDir: string) => ({
   socket: socketPath(stateDir),
   database: join(stateDir, "ccmsg.db"),
+  /** The search index (derived: rebuilt from the sources when lost; DR-0037). */
+  search: join(stateDir, "search.db"),
   instanceId: join(stateDir, "instance.id"),
   instanceJson: join(stateDir, "instance.json"),
   lock: join(stateDir, "instance.lock"),

@@ -219,14 +219,14 @@ export async function searchTranscripts(
 }
 
 /** What one message-bearing record says. */
-interface Said {
+export interface Said {
   role: "user" | "agent";
   text: string;
   at?: number;
 }
 
 /** What a file tells besides its messages. */
-interface Facts {
+export interface Facts {
   cwd?: string;
   createdAt?: number;
   /** Titles by how much they are trusted: the person's, the harness's, a summary. */
@@ -241,6 +241,85 @@ interface Facts {
 const CLAUDE_KINDS = /"type":"(user|assistant|custom-title|ai-title|summary)"/;
 const CODEX_KINDS = /"type":"(session_meta|turn_context|user_message|agent_message)"/;
 
+/** A record's messages, its facts noted into `facts`. */
+export function recordSaid(
+  harness: SearchHarness,
+  record: Record<string, unknown>,
+  facts: Facts,
+): Said[] {
+  return harness === "claude" ? claudeRecord(record, facts) : codexRecord(record, facts);
+}
+
+/** Whether a session's cwd has every word the search asks for. */
+export function cwdMatches(search: CompiledSearch, cwd: string | undefined): boolean {
+  if (search.cwdWords.length === 0) return true;
+  if (cwd === undefined) return false;
+  const lower = cwd.toLowerCase();
+  return search.cwdWords.every((w) => lower.includes(w));
+}
+
+/**
+ * One session's messages against a search, fed in file order: which terms
+ * of each clause were found, and the messages that matched one. The walk
+ * feeds it what it reads; the search index feeds it what it stored
+ * (instance/search/sessions.ts), so both judge a session alike.
+ */
+export class SessionMatch {
+  // Per clause: which terms were found, and the messages that matched a term.
+  private readonly found: boolean[][];
+  private readonly matched: FoundMatch[][];
+
+  constructor(private readonly search: CompiledSearch) {
+    this.found = search.clauses.map((terms) => terms.map(() => false));
+    this.matched = search.clauses.map((): FoundMatch[] => []);
+  }
+
+  said(s: Said): void {
+    const { search } = this;
+    if (s.role === "user" ? !search.user : !search.agent) return;
+    const lower = search.folded ? s.text.toLowerCase() : s.text;
+    search.clauses.forEach((terms, i) => {
+      let first = -1;
+      terms.forEach((term, j) => {
+        const at = term(s.text, lower);
+        if (at < 0) return;
+        this.found[i]![j] = true;
+        if (first < 0) first = at;
+      });
+      if (first >= 0 && this.matched[i]!.length < MAX_MATCHES)
+        this.matched[i]!.push(matchOf(s, first));
+    });
+  }
+
+  /** The session as a hit, or undefined when no clause is satisfied. */
+  result(
+    c: { sid: string; path: string; size: number; mtime: number; birth: number },
+    facts: Facts,
+  ): FoundSession | undefined {
+    const hit = this.search.clauses.length === 0 || this.found.some((t) => t.every(Boolean));
+    if (!hit) return undefined;
+    const matches = this.search.clauses
+      .flatMap((_terms, i) => (this.found[i]!.every(Boolean) ? this.matched[i]! : []))
+      .sort((a, b) => (a.said_at ?? 0) - (b.said_at ?? 0))
+      .slice(0, MAX_MATCHES);
+    const out: FoundSession = {
+      sid: c.sid,
+      file: c.path,
+      created_at: Math.round(facts.createdAt ?? c.birth),
+      updated_at: Math.round(c.mtime),
+      size: c.size,
+      matches,
+    };
+    // Facts kept as JSON (the search index) hold a missing title as null.
+    const title = facts.titles.find((t) => typeof t === "string");
+    if (facts.cwd !== undefined) out.cwd = facts.cwd;
+    if (title !== undefined) out.title = title;
+    if (facts.model !== undefined) out.model = facts.model;
+    if (facts.effort !== undefined) out.effort = facts.effort;
+    return out;
+  }
+}
+
 async function searchFile(
   harness: SearchHarness,
   c: Candidate,
@@ -249,9 +328,7 @@ async function searchFile(
 ): Promise<FoundSession | undefined | "deadline"> {
   const facts: Facts = { titles: [] };
   const kinds = harness === "claude" ? CLAUDE_KINDS : CODEX_KINDS;
-  // Per clause: which terms were found, and the messages that matched a term.
-  const found = search.clauses.map((terms) => terms.map(() => false));
-  const matched = search.clauses.map((): FoundMatch[] => []);
+  const match = new SessionMatch(search);
   let cwdChecked = false;
   try {
     for await (const batch of readLines(c.path, 0, { until: c.size, parse: false })) {
@@ -260,27 +337,12 @@ async function searchFile(
         if (line.oversized || !kinds.test(line.text)) continue;
         const record = parseRecord(line.text);
         if (record === undefined) continue;
-        const said =
-          harness === "claude" ? claudeRecord(record, facts) : codexRecord(record, facts);
+        const said = recordSaid(harness, record, facts);
         if (!cwdChecked && facts.cwd !== undefined) {
           cwdChecked = true;
-          const cwd = facts.cwd.toLowerCase();
-          if (!search.cwdWords.every((w) => cwd.includes(w))) return undefined;
+          if (!cwdMatches(search, facts.cwd)) return undefined;
         }
-        for (const s of said) {
-          if (s.role === "user" ? !search.user : !search.agent) continue;
-          const lower = search.folded ? s.text.toLowerCase() : s.text;
-          search.clauses.forEach((terms, i) => {
-            let first = -1;
-            terms.forEach((term, j) => {
-              const at = term(s.text, lower);
-              if (at < 0) return;
-              found[i]![j] = true;
-              if (first < 0) first = at;
-            });
-            if (first >= 0 && matched[i]!.length < MAX_MATCHES) matched[i]!.push(matchOf(s, first));
-          });
-        }
+        for (const s of said) match.said(s);
       }
     }
   } catch {
@@ -288,26 +350,7 @@ async function searchFile(
     return undefined;
   }
   if (!cwdChecked && search.cwdWords.length > 0) return undefined;
-  const hit = search.clauses.length === 0 || found.some((terms) => terms.every(Boolean));
-  if (!hit) return undefined;
-  const matches = search.clauses
-    .flatMap((_terms, i) => (found[i]!.every(Boolean) ? matched[i]! : []))
-    .sort((a, b) => (a.said_at ?? 0) - (b.said_at ?? 0))
-    .slice(0, MAX_MATCHES);
-  const out: FoundSession = {
-    sid: c.sid,
-    file: c.path,
-    created_at: Math.round(facts.createdAt ?? c.birth),
-    updated_at: Math.round(c.mtime),
-    size: c.size,
-    matches,
-  };
-  const title = facts.titles.find((t) => t !== undefined);
-  if (facts.cwd !== undefined) out.cwd = facts.cwd;
-  if (title !== undefined) out.title = title;
-  if (facts.model !== undefined) out.model = facts.model;
-  if (facts.effort !== undefined) out.effort = facts.effort;
-  return out;
+  return match.result(c, facts);
 }
 
 /** A message as a match: the text around where the match starts. */

@@ -24,6 +24,7 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
+import { SearchEngine } from "./search/engine.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
@@ -58,6 +59,7 @@ export interface Engines {
   presence: Presence;
   board: WorkItemsTopic;
   transcripts: Transcripts;
+  search: SearchEngine;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -97,6 +99,13 @@ export function buildEngines(input: EngineInputs): Engines {
     log,
   });
   serveSessionStatus({ instanceId: id, hub, sessions, feeds: transcripts.feeds, log });
+  // Search across sessions (DR-0037): its own file and threads.
+  const files = stateFiles(input.stateDir);
+  const search = new SearchEngine({
+    ...{ index: files.search, store: files.database, harness: input.harness },
+    ...{ home: input.configHome, log },
+  });
+  messaging.observe(search);
   // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   // `launcher` when ccmsg's config has the section; `fork` from Claude Code
@@ -119,7 +128,8 @@ export function buildEngines(input: EngineInputs): Engines {
     harness: input.harness,
     env: input.env,
     transcripts,
-    dumpDir: stateFiles(input.stateDir).dumps,
+    dumpDir: files.dumps,
+    search,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -136,6 +146,7 @@ export function buildEngines(input: EngineInputs): Engines {
     presence,
     board,
     transcripts,
+    search,
     runner,
     dispatcher,
     connections,

@@ -3,6 +3,7 @@ import { isLoopbackHost, parseHostPort } from "../address.js";
 import type { ControlPaneDeps } from "../board/http.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
 import type { ConsoleApiDeps } from "./console-api.js";
+import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
 import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
 import type { Accept } from "./wire/transport.js";
@@ -15,6 +16,8 @@ export interface HttpListenerOptions {
   /** What the web console's own reads need (console-api.ts). */
   inbox: ConsoleApiDeps["inbox"];
   stateDir: string;
+  /** Search across sessions (`/api/search`). */
+  search: SearchHttpDeps["search"];
   testHooks?: TestHooks;
   log: Logger;
   /** The owner credential's file, this run (one-time links are bound to it)
@@ -50,6 +53,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
       import("./wire/console-files.js"),
       import("./console-api.js"),
     ]);
+    const { searchPlugin } = await import("./search/http.js");
     return httpHandlers(server, {
       host,
       port: boundPort,
@@ -60,6 +64,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
         app.register(controlPanePlugin, options.controlPane);
         const { inbox, stateDir } = options;
         app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
+        app.register(searchPlugin, { search: options.search, now: owner.now });
         if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
       },
     });

@@ -25,8 +25,15 @@ import type { Connection } from "./wire/connection.js";
  * first, in the snapshot of its next `inbox` subscription — there is no resend
  * timer.
  */
+/** Told of every message sent and notification raised (the search index). */
+export interface MessagingObserver {
+  message(to: Sid, message: InboxMessage): void;
+  notification(note: Notification): void;
+}
+
 export class Messaging {
   private counter: number;
+  private observer: MessagingObserver | undefined;
   /** `say_post` marks: volatile, cleared by `say_mark_read`. */
   private readonly unread = new Map<Sid, number>();
   /** Sids with an offer of held messages in progress (one at a time). */
@@ -137,6 +144,11 @@ export class Messaging {
     if (holder !== undefined && this.handOvers.mode(holder) === "wait") this.hub.supersede(holder);
   }
 
+  /** Tell `observer` of every message and notification from now on. */
+  observe(observer: MessagingObserver): void {
+    this.observer = observer;
+  }
+
   async send(from: Sender, args: MessageSendArgs): Promise<MessageSendResult> {
     const target = this.sessions.lookup(args.to);
     if (target === undefined) throw contractError("session_not_found", `no session ${args.to}`);
@@ -151,33 +163,40 @@ export class Messaging {
     };
     if (args.reply_to !== undefined) message.reply_to = args.reply_to;
     if (from === "user") this.sessions.markUserInput(args.to);
-    const direct = await this.direct.send(args.to, counter, message);
+    const result = await this.carry(args.to, target, counter, message);
+    this.observer?.message(args.to, message);
+    return result;
+  }
+
+  /** Delivered now, or held and why (contract §7.3). */
+  private async carry(
+    to: Sid,
+    target: NonNullable<ReturnType<Sessions["lookup"]>>,
+    counter: number,
+    message: InboxMessage,
+  ): Promise<MessageSendResult> {
+    const direct = await this.direct.send(to, counter, message);
     if (direct !== undefined) return direct;
 
     if (target.kind === "live") {
-      const holder = this.hub.inboxHolder(args.to);
+      const holder = this.hub.inboxHolder(to);
       if (holder !== undefined && this.handOvers.mode(holder) === "wait")
-        return this.sendToWaiter(args.to, counter, message);
-      let outcome = await this.hub.deliverInbox(args.to, message);
+        return this.sendToWaiter(to, counter, message);
+      let outcome = await this.hub.deliverInbox(to, message);
       // Its receiver went while it waited; a newer one may have taken over.
-      if (outcome === "none") outcome = await this.hub.deliverInbox(args.to, message);
+      if (outcome === "none") outcome = await this.hub.deliverInbox(to, message);
       if (outcome === "accepted") {
         // Handed over: the reply says so whatever happens to the record —
         // a sender told otherwise would send it twice.
-        await this.inbox.recordDelivered(args.to, counter, message).catch((error: unknown) => {
-          this.log.warn({ err: error, sid: args.to }, "delivered message not recorded");
+        await this.inbox.recordDelivered(to, counter, message).catch((error: unknown) => {
+          this.log.warn({ err: error, sid: to }, "delivered message not recorded");
         });
         return { delivered: true };
       }
-      return this.hold(
-        args.to,
-        counter,
-        message,
-        outcome === "stalled" ? "throttled" : "preparing",
-      );
+      return this.hold(to, counter, message, outcome === "stalled" ? "throttled" : "preparing");
     }
     const state = lostStateOf(target.row);
-    const result = await this.hold(args.to, counter, message, state);
+    const result = await this.hold(to, counter, message, state);
     if (result.reason === state) result.candidates = this.sessions.candidates(target.row);
     return result;
   }
@@ -320,6 +339,7 @@ export class Messaging {
       sent_at: now,
     };
     this.hub.publish("notify", note);
+    this.observer?.notification(note);
   }
 
   /** A session spoke: raise its unread mark and tell watchers. */

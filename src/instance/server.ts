@@ -104,7 +104,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     void logFile.load();
-    const compacted = opened.compact(startedAt);
+    const compacted = engines.search.ready.then(() => opened.compact(startedAt));
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
       http = await startHttp({
@@ -121,12 +121,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
+        search: engines.search,
         testHooks: options.testHooks
           ? {
-              clock,
+              ...{ clock, runner, db: opened.db },
               expire: () => sessions.expire(),
-              runner,
-              db: opened.db,
               compacted: () => compacted,
               inboxReceiver: (sid) => messaging.receiverOf(sid),
             }

@@ -1,13 +1,17 @@
 import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import type { FoundSession, SearchHarness, SearchRequest } from "../harness/transcript-search.js";
+import type { SearchEngine } from "./search/engine.js";
+import { indexable } from "./search/sessions.js";
 import type { SearchJob, SearchMessage } from "./search-worker.js";
 
 // `session_search` off the event loop (DR-0032): each search runs on a one-shot worker
 // thread (search-worker.ts) with a deadline. The worker stops itself at the
 // deadline between chunks; a pattern stuck inside one match cannot, so the
 // worker is ended from here shortly after the deadline — what it found so far
-// is kept, and the answer says `truncated`.
+// is kept, and the answer says `truncated`. A search the index can answer —
+// no regular expression, every term with a word in it, an index that has read
+// every transcript — is answered from it instead (search/sessions.ts; DR-0037).
 
 /** The time a search may take unless the config says otherwise. */
 export const DEFAULT_SEARCH_BUDGET_MS = 5000;
@@ -33,6 +37,7 @@ export class SessionSearches {
     private readonly home: string,
     private readonly budgetMs: number,
     private readonly log: Logger,
+    private readonly index?: Pick<SearchEngine, "sessions">,
   ) {}
 
   /** Run one search (arguments already checked with `compileSearch`).
@@ -40,6 +45,13 @@ export class SessionSearches {
   async run(request: SearchRequest): Promise<SearchOutcome> {
     const now = Date.now();
     const deadline = now + this.budgetMs;
+    if (this.index !== undefined && indexable(request)) {
+      const answered = await this.index.sessions(request, now, deadline).catch((error: unknown) => {
+        this.log.warn({ err: error }, "session_search: the index failed; walking instead");
+        return undefined;
+      });
+      if (answered !== undefined) return answered;
+    }
     if (this.running >= PARALLEL_SEARCHES) await new Promise<void>((r) => this.waiting.push(r));
     this.running++;
     try {

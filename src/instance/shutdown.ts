@@ -21,6 +21,7 @@ export interface StopParts {
   sessions: Sessions;
   presence: { dispose(): void };
   transcripts: { dispose(): void };
+  search: { close(): Promise<void> };
   hub: TopicHub;
   connections: ReadonlySet<Connection>;
   uds: KeptSocket;
@@ -50,6 +51,8 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   parts.store.queue.flush();
   parts.presence.dispose();
   parts.transcripts.dispose();
+  // After the flush: the last messages reach the index before it closes.
+  await parts.search.close();
   parts.sessions.close();
   parts.hub.dispose();
   for (const conn of parts.connections) conn.close();

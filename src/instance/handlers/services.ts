@@ -4,6 +4,7 @@ import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
+import type { SearchEngine } from "../search/engine.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import type { Transcripts } from "../transcripts/engine.js";
@@ -32,6 +33,8 @@ export interface Services {
   transcripts: Transcripts;
   /** Where `session_dump_write` writes (`<state dir>/dumps`). */
   dumpDir: string;
+  /** The search index (DR-0037). */
+  search: SearchEngine;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;

@@ -28,7 +28,7 @@ import type { Services } from "./services.js";
 const SEARCH_REPLY_BYTES = MAX_FRAME_BYTES - 4096;
 
 export function sessionControlHandlers(s: Services): Handlers {
-  const searches = new SessionSearches(s.harness, s.configHome, searchBudget(s), s.log);
+  const searches = new SessionSearches(s.harness, s.configHome, searchBudget(s), s.log, s.search);
 
   /** The running harness process of `sid`, proven to be the session's — read
    * fresh — or `session_not_found` saying what was looked at. */

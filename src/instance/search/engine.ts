@@ -1,0 +1,227 @@
+import { Worker } from "node:worker_threads";
+import type { Logger } from "pino";
+import { contractError } from "../../contract/errors.js";
+import type { InboxMessage, Notification } from "../../contract/messaging.js";
+import type { TranscriptHarness } from "../../harness/transcript-files.js";
+import type { FoundSession, SearchRequest } from "../../harness/transcript-search.js";
+import type { DocRow } from "../../store/search-index.js";
+import type { SearchAnswer, SearchArgs } from "../../store/search-query.js";
+import type { IndexEvent, IndexJob, IndexRequest } from "./index-worker.js";
+import type { QueryJob, QueryQuestion, QueryReply, QueryRequest } from "./query-worker.js";
+import { messageRow, notificationRow } from "./rows.js";
+
+// Search across sessions (DR-0037), as the instance sees it: two threads
+// beside the event loop — the index worker, the one writer of `search.db`,
+// which follows every transcript and takes the messages and notifications
+// handed to it here; and the query worker, which reads the index. Rows are
+// handed over in one message per turn of the event loop, never waited for.
+
+export interface SearchEngineOptions {
+  /** `<state dir>/search.db`. */
+  index: string;
+  /** The instance's store (a new index starts from its messages). */
+  store: string;
+  harness: TranscriptHarness;
+  home: string;
+  log: Logger;
+  /** How often the transcript tree is walked in full (default 5 s). */
+  rescanMs?: number;
+}
+
+/** How long `ready` waits for an index that does not open. */
+const READY_WAIT_MS = 10_000;
+/** The index worker starts this long after the instance: its first requests
+ * are answered before a thread loads beside them (DR-0022). */
+const START_DELAY_MS = 200;
+/** A query running longer than this is ended (its worker with it). */
+export const QUERY_DEADLINE_MS = 5000;
+
+export class SearchEngine {
+  private indexer: Worker | undefined;
+  private query: Worker | undefined;
+  private rows: DocRow[] = [];
+  private flushing = false;
+  private nextId = 1;
+  private readonly pending = new Map<
+    number,
+    { resolve(v: unknown): void; reject(e: unknown): void; timer: NodeJS.Timeout }
+  >();
+  private closed = false;
+  private closedResolve!: () => void;
+  private readonly indexerClosed = new Promise<void>((r) => {
+    this.closedResolve = r;
+  });
+  /** Resolves once the index is open and, when it is new, holds the
+   * messages the store still has — the store's compaction waits for it, so
+   * none is forgotten before it is read (at most READY_WAIT_MS). */
+  readonly ready: Promise<{ fresh: boolean }>;
+  /** Whether the index has read every transcript (as of its last report). */
+  caughtUp = false;
+
+  private readied: (v: { fresh: boolean }) => void = () => {};
+
+  constructor(private readonly o: SearchEngineOptions) {
+    this.ready = new Promise((r) => {
+      this.readied = r;
+      setTimeout(() => r({ fresh: false }), READY_WAIT_MS).unref();
+    });
+    setTimeout(() => this.start(), START_DELAY_MS).unref();
+  }
+
+  private start(): void {
+    if (this.closed || this.indexer !== undefined) return;
+    const { o } = this;
+    const job: IndexJob = {
+      index: o.index,
+      store: o.store,
+      harness: o.harness,
+      home: o.home,
+      rescanMs: o.rescanMs ?? 5000,
+    };
+    const indexer = new Worker(new URL("./index-worker.js", import.meta.url), { workerData: job });
+    this.indexer = indexer;
+    indexer.unref();
+    const readied = this.readied;
+    indexer.on("message", (e: IndexEvent) => {
+      switch (e.kind) {
+        case "ready":
+          readied({ fresh: e.fresh });
+          if (e.fresh) o.log.info("search: a new index; reading every transcript into it");
+          break;
+        case "caught_up":
+          this.caughtUp = e.done;
+          break;
+        case "warn":
+          o.log.warn({ ...e.fields, err: e.err }, e.msg);
+          break;
+        case "closed":
+          this.closedResolve();
+          break;
+      }
+    });
+    indexer.on("error", (error) => o.log.error({ err: error }, "search: the index worker failed"));
+    indexer.on("exit", () => {
+      this.closedResolve();
+      readied({ fresh: false });
+    });
+    this.flush();
+  }
+
+  /** A message was sent (delivered or held). */
+  message(to: string, m: InboxMessage): void {
+    this.hand(messageRow(to, m));
+  }
+
+  /** A notification went out (`notify_send`, `say_post`). */
+  notification(n: Notification): void {
+    this.hand(notificationRow(n));
+  }
+
+  private hand(row: DocRow): void {
+    if (this.closed) return;
+    this.rows.push(row);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushing = false;
+    if (this.rows.length === 0 || this.indexer === undefined) return;
+    const rows = this.rows;
+    this.rows = [];
+    this.indexer.postMessage({ kind: "docs", rows } satisfies IndexRequest);
+  }
+
+  /** Search the index (arguments are checked by the query worker). */
+  search(args: SearchArgs): Promise<SearchAnswer> {
+    return this.ask({ kind: "search", args }) as Promise<SearchAnswer>;
+  }
+
+  /** `session_search` from the index; undefined when the index cannot stand
+   * in for the walk yet (it has not read every transcript). */
+  sessions(
+    request: SearchRequest,
+    now: number,
+    deadline: number,
+  ): Promise<{ hits: FoundSession[]; truncated: boolean } | undefined> {
+    return this.ask({ kind: "sessions", request, now, deadline }) as Promise<
+      { hits: FoundSession[]; truncated: boolean } | undefined
+    >;
+  }
+
+  private ask(q: QueryQuestion): Promise<unknown> {
+    if (this.closed) return Promise.reject(contractError("internal_error", "instance is stopping"));
+    const worker = this.queryWorker();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.o.log.warn({ ms: QUERY_DEADLINE_MS }, "search: a query ran past its deadline; ended");
+        this.endQueryWorker(
+          contractError(
+            "internal_error",
+            `the search ran past ${QUERY_DEADLINE_MS} ms and was ended`,
+          ),
+        );
+      }, QUERY_DEADLINE_MS);
+      this.pending.set(id, { resolve, reject, timer });
+      worker.postMessage({ ...q, id } as QueryRequest);
+    });
+  }
+
+  private queryWorker(): Worker {
+    if (this.query !== undefined) return this.query;
+    const job: QueryJob = { index: this.o.index };
+    const worker = new Worker(new URL("./query-worker.js", import.meta.url), { workerData: job });
+    worker.unref();
+    worker.on("message", (r: QueryReply) => {
+      const p = this.pending.get(r.id);
+      if (p === undefined) return;
+      this.pending.delete(r.id);
+      clearTimeout(p.timer);
+      if (r.ok) p.resolve(r.result);
+      else
+        p.reject(
+          r.code === "invalid_args"
+            ? contractError("invalid_args", r.msg)
+            : contractError("internal_error", `search failed: ${r.msg}`),
+        );
+    });
+    worker.on("error", (error) => {
+      this.o.log.error({ err: error }, "search: the query worker failed");
+      if (this.query === worker)
+        this.endQueryWorker(contractError("internal_error", "search failed inside the instance"));
+    });
+    worker.on("exit", () => {
+      if (this.query === worker)
+        this.endQueryWorker(contractError("internal_error", "search failed inside the instance"));
+    });
+    this.query = worker;
+    return worker;
+  }
+
+  /** End the query worker; what it had not answered fails with `error`. */
+  private endQueryWorker(error: Error): void {
+    const worker = this.query;
+    this.query = undefined;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(error);
+    }
+    this.pending.clear();
+    void worker?.terminate();
+  }
+
+  /** Hand over what is queued and stop both workers. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.endQueryWorker(contractError("internal_error", "instance is stopping"));
+    const indexer = this.indexer;
+    if (indexer === undefined) return;
+    indexer.postMessage({ kind: "close" } satisfies IndexRequest);
+    await Promise.race([this.indexerClosed, new Promise((r) => setTimeout(r, 500).unref())]);
+    await indexer.terminate();
+  }
+}

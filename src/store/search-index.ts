@@ -1,0 +1,298 @@
+import { rmSync } from "node:fs";
+import { type Db, isDamagedError, openDatabase } from "./database.js";
+
+// The search index (DR-0037): its own SQLite file beside the instance's store
+// (`<state dir>/search.db`), so a large index never slows the store's group
+// commit, and so losing it loses nothing — everything in it is rebuilt from
+// the transcripts and the store's messages. One writer (the index worker);
+// readers open it read-only (the query worker, `ccmsg search`).
+//
+// `docs` holds one row per indexed thing — a typed transcript item, a
+// message, a notification — and `texts` its words; `fts` is an FTS5 index
+// over `texts` (external content: the words are stored once). The two are
+// apart so that `docs` stays dense — a filter on its columns reads few pages
+// however long the texts are. Besides the words, `fts` indexes a few tag
+// words per row (whose session, which type) so that a filter by session or
+// type is part of the full-text match, not a scan of its results. `files` remembers per transcript how far it was indexed and
+// the classifier's state there; `calls` which tool each call of a file used
+// (what a later result is classified by).
+
+/** Bump when the schema changes: an index of another version is deleted and
+ * rebuilt, never migrated — it holds nothing the sources do not. */
+export const SEARCH_INDEX_VERSION = 1;
+
+const SCHEMA = `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    sid TEXT NOT NULL,
+    agent_id TEXT,
+    -- dev:ino of the file indexed; another one at the path is read afresh
+    identity TEXT NOT NULL,
+    -- complete lines up to here are indexed
+    offset INTEGER NOT NULL,
+    -- the classifier's state before the line at offset (JSON)
+    state TEXT NOT NULL,
+    -- what the file tells about its session: cwd, titles, model (JSON)
+    facts TEXT NOT NULL
+  );
+  CREATE INDEX files_sid ON files (sid);
+  CREATE TABLE calls (
+    file INTEGER NOT NULL,
+    tool_use_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    offset INTEGER NOT NULL,
+    PRIMARY KEY (file, tool_use_id)
+  ) WITHOUT ROWID;
+  CREATE TABLE docs (
+    id INTEGER PRIMARY KEY,
+    -- the transcript it came from; NULL for messages and notifications
+    file INTEGER,
+    sid TEXT NOT NULL,
+    agent_id TEXT,
+    -- the item id, or the mid
+    item TEXT NOT NULL,
+    type TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    -- a message's sender
+    peer TEXT
+  );
+  CREATE INDEX docs_file ON docs (file, type) WHERE file IS NOT NULL;
+  CREATE INDEX docs_at ON docs (at);
+  CREATE UNIQUE INDEX docs_mid ON docs (item) WHERE type = 'message';
+  CREATE TABLE texts (id INTEGER PRIMARY KEY, text TEXT NOT NULL, tags TEXT NOT NULL);
+  CREATE VIRTUAL TABLE fts USING fts5 (
+    text, tags,
+    content = 'texts', content_rowid = 'id',
+    tokenize = 'unicode61 remove_diacritics 2'
+  );
+`;
+
+/** Remove the index's files (the database and its WAL sidecars). */
+export function removeSearchIndex(path: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+}
+
+/**
+ * Open the index for writing, creating it when missing. A file of another
+ * version, or a damaged one, is deleted and started afresh (`fresh` says so):
+ * the caller rebuilds it from the sources.
+ */
+export function openSearchIndex(path: string): { db: Db; fresh: boolean } {
+  let db: Db;
+  try {
+    db = openDatabase(path);
+    const version = db.pragma("user_version", { simple: true }) as number;
+    if (version === SEARCH_INDEX_VERSION) return { db, fresh: false };
+    const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
+    if (tables.n > 0) {
+      db.close();
+      removeSearchIndex(path);
+      db = openDatabase(path);
+    }
+  } catch (error) {
+    if (!isDamagedError(error) && !isDamagedError((error as { cause?: unknown }).cause))
+      throw error;
+    removeSearchIndex(path);
+    db = openDatabase(path);
+  }
+  db.transaction(() => {
+    db.exec(SCHEMA);
+    db.pragma(`user_version = ${SEARCH_INDEX_VERSION}`);
+  }).immediate();
+  return { db, fresh: true };
+}
+
+/** Open the index read-only; undefined when there is none (yet) or it is not
+ * of this version. */
+export function openSearchReader(path: string): Db | undefined {
+  let db: Db;
+  try {
+    db = openDatabase(path, { readonly: true });
+  } catch {
+    return undefined;
+  }
+  if ((db.pragma("user_version", { simple: true }) as number) !== SEARCH_INDEX_VERSION) {
+    db.close();
+    return undefined;
+  }
+  return db;
+}
+
+/** One row to index. */
+export interface DocRow {
+  /** The transcript's `files.id`; absent for messages and notifications. */
+  file?: number;
+  sid: string;
+  agentId?: string;
+  item: string;
+  type: string;
+  at: number;
+  peer?: string;
+  text: string;
+}
+
+/** A transcript's row in `files`. */
+export interface FileRow {
+  id: number;
+  path: string;
+  sid: string;
+  agent_id: string | null;
+  identity: string;
+  offset: number;
+  state: string;
+  facts: string;
+}
+
+/** The tag word of a session: `s` and its hex digits. */
+export function sidTag(sid: string): string {
+  return `s${sid.replaceAll("-", "").toLowerCase()}`;
+}
+
+/** The tag words of a type, one per level: `tool:Bash` → `ytool ytoolbash`. */
+export function typeTags(type: string): string[] {
+  const out: string[] = [];
+  let acc = "y";
+  for (const segment of type.toLowerCase().split(":")) {
+    acc += segment.replace(/[^a-z0-9]/g, "");
+    out.push(acc);
+  }
+  return out;
+}
+
+const SID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function tagsOf(row: DocRow): string {
+  const tags = [sidTag(row.sid), ...typeTags(row.type)];
+  if (row.peer !== undefined && SID_RE.test(row.peer)) tags.push(sidTag(row.peer));
+  return tags.join(" ");
+}
+
+/**
+ * The index's one writer (the index worker). Every method is synchronous
+ * and small; the caller groups them into transactions (`batch`).
+ */
+export class SearchWriter {
+  private readonly sql;
+
+  constructor(readonly db: Db) {
+    const s = (text: string) => db.prepare(text);
+    this.sql = {
+      doc: s(
+        "INSERT INTO docs (file, sid, agent_id, item, type, at, peer) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      text: s("INSERT INTO texts (id, text, tags) VALUES (?, ?, ?)"),
+      hasMid: s("SELECT 1 FROM docs WHERE type = 'message' AND item = ?"),
+      fts: s("INSERT INTO fts (rowid, text, tags) VALUES (?, ?, ?)"),
+      unindexFile: s(
+        "INSERT INTO fts (fts, rowid, text, tags) SELECT 'delete', id, text, tags FROM texts WHERE id IN (SELECT id FROM docs WHERE file = ?)",
+      ),
+      dropTexts: s("DELETE FROM texts WHERE id IN (SELECT id FROM docs WHERE file = ?)"),
+      dropDocs: s("DELETE FROM docs WHERE file = ?"),
+      dropCalls: s("DELETE FROM calls WHERE file = ?"),
+      file: s("SELECT * FROM files WHERE path = ?"),
+      files: s("SELECT * FROM files"),
+      addFile: s(
+        "INSERT INTO files (path, sid, agent_id, identity, offset, state, facts) VALUES (?, ?, ?, ?, 0, ?, ?) RETURNING *",
+      ),
+      restart: s("UPDATE files SET identity = ?, offset = 0, state = ?, facts = ? WHERE id = ?"),
+      progress: s("UPDATE files SET offset = ?, state = ?, facts = ? WHERE id = ?"),
+      call: s("SELECT tool, offset FROM calls WHERE file = ? AND tool_use_id = ?"),
+      noteCall: s(
+        "INSERT OR IGNORE INTO calls (file, tool_use_id, tool, offset) VALUES (?, ?, ?, ?)",
+      ),
+      meta: s("SELECT value FROM meta WHERE key = ?"),
+      setMeta: s(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ),
+      merge: s("INSERT INTO fts (fts, rank) VALUES ('merge', ?)"),
+      changes: s("SELECT total_changes()").pluck(),
+    };
+  }
+
+  /** Run `fn` in one write transaction. */
+  batch<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /** Index one row; a message already indexed (by mid) is skipped. */
+  add(row: DocRow): void {
+    if (row.type === "message" && this.sql.hasMid.get(row.item) !== undefined) return;
+    const tags = tagsOf(row);
+    const { lastInsertRowid } = this.sql.doc.run(
+      row.file ?? null,
+      row.sid,
+      row.agentId ?? null,
+      row.item,
+      row.type,
+      row.at,
+      row.peer ?? null,
+    );
+    this.sql.text.run(lastInsertRowid, row.text, tags);
+    this.sql.fts.run(lastInsertRowid, row.text, tags);
+  }
+
+  files(): FileRow[] {
+    return this.sql.files.all() as FileRow[];
+  }
+
+  file(path: string): FileRow | undefined {
+    return this.sql.file.get(path) as FileRow | undefined;
+  }
+
+  addFile(
+    f: { path: string; sid: string; agentId?: string },
+    identity: string,
+    state: string,
+    facts: string,
+  ): FileRow {
+    return this.sql.addFile.get(
+      f.path,
+      f.sid,
+      f.agentId ?? null,
+      identity,
+      state,
+      facts,
+    ) as FileRow;
+  }
+
+  /** Forget what a file gave (it was replaced or shortened): it is read
+   * again from its start. */
+  restartFile(id: number, identity: string, state: string, facts: string): void {
+    this.sql.unindexFile.run(id);
+    this.sql.dropTexts.run(id);
+    this.sql.dropDocs.run(id);
+    this.sql.dropCalls.run(id);
+    this.sql.restart.run(identity, state, facts, id);
+  }
+
+  progress(id: number, offset: number, state: string, facts: string): void {
+    this.sql.progress.run(offset, state, facts, id);
+  }
+
+  callOf(file: number, toolUseId: string): { tool: string; offset: number } | undefined {
+    return this.sql.call.get(file, toolUseId) as { tool: string; offset: number } | undefined;
+  }
+
+  noteCall(file: number, toolUseId: string, tool: string, offset: number): void {
+    this.sql.noteCall.run(file, toolUseId, tool, offset);
+  }
+
+  meta(key: string): string | undefined {
+    return (this.sql.meta.get(key) as { value: string } | undefined)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.sql.setMeta.run(key, value);
+  }
+
+  /** One step of FTS5's incremental merge (about `pages` pages of work; a
+   * negative count merges toward a single segment); false once there was
+   * nothing left to merge (FTS5's own test: fewer than two changes). */
+  merge(pages: number): boolean {
+    const before = this.sql.changes.get() as number;
+    this.sql.merge.run(pages);
+    return (this.sql.changes.get() as number) - before >= 2;
+  }
+}
