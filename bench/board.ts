@@ -1,14 +1,14 @@
-import { type ChildProcess, execFileSync, fork, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, fork } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { upsertWorkItem } from "../src/board/board.js";
 import { openStateStore } from "../src/store/state-store.js";
+import { CLI, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 
 // Benchmarks of the operator surfaces (issue 4), against real processes.
 
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 const ENV = { PATH: process.env.PATH };
 
 /** Fill a store with `n` work items of mixed lanes and owners. */
@@ -65,20 +65,10 @@ function upsertCost() {
 }
 
 async function start(dir: string): Promise<{ child: ChildProcess; http: string }> {
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", dir, "--http", "127.0.0.1:0"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...ENV, HOME: dir },
-    },
-  );
-  const line = await new Promise<string>((resolve) =>
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString())),
-  );
+  const { child, http } = await startDaemon(dir, { HOME: dir }, "127.0.0.1:0");
   // Every HTTP route wants the owner's credential (README, "Who may connect").
   OWNER.authorization = `Bearer ${readFileSync(join(dir, "owner.secret"), "utf8").trim()}`;
-  return { child, http: (JSON.parse(line) as { http: string }).http };
+  return { child, http: http! };
 }
 
 const OWNER: Record<string, string> = {};

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import {
   appendFileSync,
@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { Client } from "../src/client/client.js";
+import { CLI, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 
 // The web console (issue 11), driven through Debian's Chromium against a real
@@ -24,7 +25,6 @@ import { median, percentile, round } from "./measure.js";
 // figure is 600). Targets are reported beside the numbers, never asserted.
 
 const ROOT = join(import.meta.dirname, "..");
-const CLI = join(ROOT, "dist", "bin", "ccmsg.js");
 const CHROMIUM = process.env.CCMSG_CHROMIUM ?? "/usr/bin/chromium";
 const SESSIONS = 1000;
 const TIMELINE_RECORDS = 10_000;
@@ -39,20 +39,8 @@ interface Instance {
 
 async function startInstance(dir: string, claude: string): Promise<Instance> {
   const stateDir = join(dir, "state");
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", stateDir, "--http", "127.0.0.1:0"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, HOME: dir, CLAUDE_CONFIG_DIR: claude },
-    },
-  );
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString().split("\n")[0]!));
-    child.once("exit", (code) => reject(new Error(`instance exited ${code}`)));
-  });
-  const s = JSON.parse(line) as { socket: string; http: string };
-  return { child, socket: s.socket, http: s.http, stateDir };
+  const s = await startDaemon(stateDir, { HOME: dir, CLAUDE_CONFIG_DIR: claude }, "127.0.0.1:0");
+  return { child: s.child, socket: s.socket, http: s.http!, stateDir };
 }
 
 /** A transcript record of Claude Code's shape: a prompt, an answer, or a

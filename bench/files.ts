@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,6 +5,7 @@ import { join } from "node:path";
 import { Client } from "../src/client/client.js";
 import { FIND_LIMITS } from "../src/instance/files/find.js";
 import { READ_LIMIT } from "../src/instance/files/text.js";
+import { startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 
 // The file ops (issue 12 item 1) on a large tree, through a real instance:
@@ -15,7 +15,6 @@ import { median, percentile, round } from "./measure.js";
 // second connection while the whole-tree walks run (the walk must not stall
 // the instance).
 
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 /** 40 × 25 × 25 directories of 4 files: 25 000 dirs, 100 000 files. */
 const FANOUT = [40, 25, 25];
 const FILES_PER_DIR = 4;
@@ -75,18 +74,10 @@ export async function benchFiles() {
   const t0 = performance.now();
   const size = buildTree(tree);
   const buildMs = performance.now() - t0;
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", join(dir, "state"), "--http", "off"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, HOME: dir, CLAUDE_CONFIG_DIR: join(dir, "claude") },
-    },
-  );
-  const started = await new Promise<string>((resolve) =>
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString())),
-  );
-  const socket = (JSON.parse(started) as { socket: string }).socket;
+  const { child, socket } = await startDaemon(join(dir, "state"), {
+    HOME: dir,
+    CLAUDE_CONFIG_DIR: join(dir, "claude"),
+  });
   const sid = randomUUID();
   const session = await Client.connectUnix(socket);
   await session.call("hello", { role: "session", protocol_version: 3, sid, cwd: tree });

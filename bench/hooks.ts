@@ -4,13 +4,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "../src/client/client.js";
+import { CLI, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 
 // The hooks a Claude Code session runs (issue 9): what each costs to start,
 // and how long a message takes from `message_send` to the waiter's exit 2
 // (the moment Claude Code wakes the session). A real instance, real processes.
-
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 
 function timeRun(args: string[], input: string, env: NodeJS.ProcessEnv, runs: number): number {
   const samples: number[] = [];
@@ -23,18 +22,7 @@ function timeRun(args: string[], input: string, env: NodeJS.ProcessEnv, runs: nu
 }
 
 async function startInstance(dir: string) {
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", dir, "--http", "off"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, HOME: dir },
-    },
-  );
-  const line = await new Promise<string>((resolve) =>
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString())),
-  );
-  return { child, socket: (JSON.parse(line) as { socket: string }).socket };
+  return startDaemon(dir, { HOME: dir });
 }
 
 /** Start a waiter for `sid`, as an asyncRewake Stop hook would. */

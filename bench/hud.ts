@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { EccSessionsStore } from "../src/store/ecc-sessions.js";
 import { openStateStore } from "../src/store/state-store.js";
 import { WorkItemsStore } from "../src/store/work-items.js";
+import { CLI } from "./daemon.js";
 import { median, round } from "./measure.js";
 
 // Cold-start cost of the two HUD commands, each beside a bare `node -e 0`
@@ -13,7 +14,6 @@ import { median, round } from "./measure.js";
 // runs on every refresh of Claude Code's status bar, the HUD on demand
 // against a board of 6,000 work items.
 
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 const RUNS = 20;
 const WORK_ITEMS = 6000;
 const STATUSES = ["open", "running", "blocked", "needs-review", "done", "in-progress", "closed"];

@@ -6,13 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { Client, type Pushed } from "../src/client/client.js";
+import { CLI, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 
 // Benchmarks of the instance (issue 3), each against a real instance process
 // over its real Unix socket. Every figure is a wall-clock measurement on this
 // machine; targets are reported beside them, never asserted in tests.
-
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 
 interface Running {
   child: ChildProcess;
@@ -27,20 +26,7 @@ async function start(
   dir = mkdtempSync(join(tmpdir(), "ccmsg-bench-")),
   http = "off",
 ): Promise<Running> {
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", dir, "--http", http],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, HOME: dir },
-    },
-  );
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString()));
-    child.once("exit", (code) => reject(new Error(`instance exited ${code}`)));
-  });
-  const started = JSON.parse(line) as { socket: string; pid: number; http?: string | null };
-  return { child, dir, socket: started.socket, pid: started.pid, http: started.http ?? undefined };
+  return { dir, ...(await startDaemon(dir, { HOME: dir }, http)) };
 }
 
 async function stop(r: Running, keep = false): Promise<void> {

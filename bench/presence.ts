@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, type Pushed } from "../src/client/client.js";
+import { startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 
 // Presence from the harness's state files (issue 9, item 2): an instance whose
@@ -13,7 +14,6 @@ import { median, percentile, round } from "./measure.js";
 // the paths that wait for one, and that a send to a connected session reads
 // nothing.
 
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 const SESSIONS = 200;
 const IDLE_WINDOW_MS = 30_000;
 
@@ -78,20 +78,11 @@ async function setup(sessions: number): Promise<Setup> {
       }),
     );
   }
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", join(dir, "state"), "--http", "off"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, HOME: dir, CLAUDE_CONFIG_DIR: home },
-    },
-  );
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString()));
-    child.once("exit", (code) => reject(new Error(`instance exited ${code}`)));
+  const { child, pid, socket } = await startDaemon(join(dir, "state"), {
+    HOME: dir,
+    CLAUDE_CONFIG_DIR: home,
   });
-  const started = JSON.parse(line) as { socket: string; pid: number };
-  return { dir, child, pid: started.pid, socket: started.socket, sleepers, sids };
+  return { dir, child, pid, socket, sleepers, sids };
 }
 
 async function teardown(s: Setup): Promise<void> {

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,6 +5,7 @@ import { join } from "node:path";
 import { Client } from "../src/client/client.js";
 import { openSearchReader } from "../src/store/search-index.js";
 import { runSearch, type SearchArgs } from "../src/store/search-query.js";
+import { startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 import { type Corpus, NEEDLE, vocabulary, writeCorpus } from "./search-corpus.js";
 
@@ -20,7 +20,6 @@ import { type Corpus, NEEDLE, vocabulary, writeCorpus } from "./search-corpus.js
 // CCMSG_BENCH_SEARCH_MB sets the corpus size (default 1024);
 // CCMSG_BENCH_SEARCH_DIR keeps the corpus there between runs.
 
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 const MB = 2 ** 20;
 const SESSION_BYTES = 5 * MB;
 const ROUNDS_DIRECT = 20;
@@ -39,18 +38,12 @@ function corpusAt(dir: string, total: number): Corpus {
 
 async function startInstance(dir: string, home: string) {
   const stateDir = join(dir, `state-${Date.now()}`);
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", stateDir, "--http", "127.0.0.1:0"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, HOME: dir, CLAUDE_CONFIG_DIR: home },
-    },
+  const started = await startDaemon(
+    stateDir,
+    { HOME: dir, CLAUDE_CONFIG_DIR: home },
+    "127.0.0.1:0",
   );
-  const line = await new Promise<string>((resolve) =>
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString())),
-  );
-  const started = JSON.parse(line) as { socket: string; http: string };
+  const { child } = started;
   const secret = readFileSync(join(stateDir, "owner.secret"), "utf8").trim();
   const get = async (path: string) => {
     const res = await fetch(new URL(path, started.http), {

@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "../src/client/client.js";
 import { DEFAULT_SEARCH_BUDGET_MS } from "../src/instance/session-search.js";
+import { startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 
 // session_search (issue 10 item 6): a search over 200 MB of Claude Code
@@ -13,7 +13,6 @@ import { median, percentile, round } from "./measure.js";
 // instance back to back: the search must finish within its budget and the
 // pings must not stall (the walk runs on a worker thread).
 
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 const SESSIONS = 40;
 const SESSION_BYTES = 5 * 2 ** 20;
 
@@ -78,18 +77,10 @@ export async function benchSessionSearch() {
     appendFileSync(path, chunk);
     total += SESSION_BYTES;
   }
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", join(dir, "state"), "--http", "off"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, HOME: dir, CLAUDE_CONFIG_DIR: claude },
-    },
-  );
-  const started = await new Promise<string>((resolve) =>
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString())),
-  );
-  const socket = (JSON.parse(started) as { socket: string }).socket;
+  const { child, socket } = await startDaemon(join(dir, "state"), {
+    HOME: dir,
+    CLAUDE_CONFIG_DIR: claude,
+  });
   const person = await Client.connectUnix(socket);
   const pinger = await Client.connectUnix(socket);
   await person.call("hello", { role: "user", protocol_version: 3 });

@@ -12,6 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { foldFile } from "../src/harness/fold-cache.js";
+import { CLI } from "./daemon.js";
 import { median, round } from "./measure.js";
 
 // Live status (issue 10 items 3–4): how fast the session fold reads a large
@@ -19,7 +20,6 @@ import { median, round } from "./measure.js";
 // KB whatever the size), and what a statusline refresh costs once the fold
 // cache is warm — it folds only what was appended since the last refresh.
 
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 const TRANSCRIPT_MB = 100;
 const RUNS = 15;
 

@@ -1,17 +1,15 @@
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, type Pushed } from "../src/client/client.js";
+import { startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 
 // Raw transcripts (issue 10 item 1): how long an appended line takes to reach
 // a `transcript:<sid>` subscriber (file write → frame received), and how long
 // a subscriber waits for the snapshot of a large file (the catch-up every
 // feed does once). A real instance and real files.
-
-const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
 
 function line(i: number, pad = 0): string {
   return `${JSON.stringify({
@@ -30,18 +28,10 @@ export async function benchTranscripts() {
   const claude = join(dir, "claude");
   const projects = join(claude, "projects", "-bench");
   mkdirSync(projects, { recursive: true });
-  const child = spawn(
-    process.execPath,
-    [CLI, "daemon", "run", "--state-dir", join(dir, "state"), "--http", "off"],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, HOME: dir, CLAUDE_CONFIG_DIR: claude },
-    },
-  );
-  const started = await new Promise<string>((resolve) =>
-    child.stdout!.once("data", (c: Buffer) => resolve(c.toString())),
-  );
-  const socket = (JSON.parse(started) as { socket: string }).socket;
+  const { child, socket } = await startDaemon(join(dir, "state"), {
+    HOME: dir,
+    CLAUDE_CONFIG_DIR: claude,
+  });
   const person = await Client.connectUnix(socket);
   await person.call("hello", { role: "user", protocol_version: 3 });
   const waiters: ((p: Pushed) => void)[] = [];

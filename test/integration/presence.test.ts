@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, unlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Pushed } from "../../src/client/client.js";
-import { processStatus } from "../../src/probes/process.js";
 import { holdThreadLock } from "../helpers/codex-lock.js";
 import { requiredPath } from "../helpers/env.js";
 import {
@@ -14,6 +13,7 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+import { procStartOf, writeSessionFile } from "../helpers/state-file.js";
 
 // Issue 9, item 2: a session is live while its harness process runs, whether
 // or not it holds a connection — read from Claude Code's state files
@@ -72,8 +72,7 @@ async function harness(
   children.add(child);
   await new Promise((r) => child.once("spawn", r));
   const pid = child.pid!;
-  const status = await processStatus(pid);
-  if (!status.alive || status.start === undefined) throw new Error("no /proc start time");
+  const procStart = await procStartOf(pid);
   const exited = new Promise((r) => child.once("exit", r));
   const file = join(sessionsDir, `${pid}.json`);
   const replies: ((line: string) => void)[] = [];
@@ -88,23 +87,17 @@ async function harness(
   });
   const h = {
     pid,
-    procStart: status.start,
+    procStart,
     file,
     write(more = {}) {
-      writeFileSync(
-        file,
-        JSON.stringify({
-          pid,
-          sessionId: sid,
-          cwd: "/home/dev/widgets",
-          startedAt: Date.now(),
-          procStart: status.start,
-          kind: "interactive",
-          status: "idle",
-          ...fields,
-          ...more,
-        }),
-      );
+      writeSessionFile(dirname(sessionsDir), {
+        pid,
+        sessionId: sid,
+        procStart,
+        cwd: "/home/dev/widgets",
+        ...fields,
+        ...more,
+      });
     },
     async kill() {
       child.kill("SIGKILL");

@@ -15,6 +15,7 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+import { procStartOf, writeSessionFile } from "../helpers/state-file.js";
 
 // Issue 10, item 6: controls that act on a session's harness process —
 // session_kill (and `ccmsg session stop`), session_env_read, session_rename,
@@ -78,24 +79,17 @@ async function fakeHarness(
     });
   await ping();
   const pid = child.pid!;
-  const status = await processStatus(pid);
-  if (!status.alive || status.start === undefined) throw new Error("no /proc start time");
-  const dir = join(configDir, "sessions");
-  mkdirSync(dir, { recursive: true });
-  const row = {
+  const procStart = await procStartOf(pid);
+  writeSessionFile(configDir, {
     pid,
     sessionId: sid,
+    procStart,
     cwd: configDir,
-    kind: "interactive",
-    startedAt: Date.now(),
-    procStart: status.start,
-    status: "idle",
     ...options.fields,
-  };
-  writeFileSync(join(dir, `${pid}.json`), JSON.stringify(row));
+  });
   return {
     pid,
-    procStart: status.start,
+    procStart,
     signals: () => out.split("\n").filter((l) => l !== ""),
     exited,
     ping,

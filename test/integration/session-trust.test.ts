@@ -1,10 +1,11 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { requiredPath } from "../helpers/env.js";
 import { startInstance, type TestInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+import { procStartOf, writeSessionFile } from "../helpers/state-file.js";
 
 // Issue 8, item 10: a process of the owner that is not part of a session
 // must not take over that session's inbox, nor declare it stopping, where
@@ -94,13 +95,12 @@ class FakeHarness {
 }
 
 /** Write Claude Code's state file for `pid` (harness.md §5.1). */
-function stateFile(pid: number, sid: string, procStart?: string): void {
-  const start =
-    procStart ?? readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19];
-  writeFileSync(
-    join(sessionsDir, `${pid}.json`),
-    JSON.stringify({ pid, sessionId: sid, cwd: "/", kind: "interactive", procStart: start }),
-  );
+async function stateFile(pid: number, sid: string, procStart?: string): Promise<void> {
+  writeSessionFile(dirname(sessionsDir), {
+    pid,
+    sessionId: sid,
+    procStart: procStart ?? (await procStartOf(pid)),
+  });
 }
 
 const inboxText = (text: string) => (f: Record<string, unknown>) =>
@@ -112,7 +112,7 @@ describe("a session vouched for by its harness", () => {
     const sid = newSid();
     const harness = new FakeHarness(inst.socket, sid);
     await harness.startClient("c1");
-    stateFile(harness.pid, sid);
+    await stateFile(harness.pid, sid);
 
     // This test process is no child of the harness: over the socket...
     const intruder = await Peer.unix(inst.socket);
@@ -162,7 +162,7 @@ describe("a session vouched for by its harness", () => {
       await holder.subscribe("inbox");
       // A state file whose pid now belongs to another process (its start
       // time differs) names nobody.
-      if (recorded === "recycled") stateFile(process.pid, sid, "1");
+      if (recorded === "recycled") await stateFile(process.pid, sid, "1");
       const other = await Peer.unix(inst.socket);
       await other.helloSession(sid);
       await other.subscribe("inbox");

@@ -1,0 +1,37 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+// One way for every benchmark group to run a real instance: `ccmsg daemon run`
+// in a state dir of its own, ready once it prints its `started` line.
+
+export const CLI = join(import.meta.dirname, "..", "dist", "bin", "ccmsg.js");
+
+export interface Daemon {
+  child: ChildProcess;
+  socket: string;
+  pid: number;
+  /** The HTTP base URL, when `http` was not "off". */
+  http?: string;
+}
+
+/** Start an instance; `env` is its whole environment besides PATH. */
+export async function startDaemon(
+  stateDir: string,
+  env: Record<string, string>,
+  http = "off",
+): Promise<Daemon> {
+  const child = spawn(
+    process.execPath,
+    [CLI, "daemon", "run", "--state-dir", stateDir, "--http", http],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { PATH: process.env.PATH, ...env },
+    },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once("data", (c: Buffer) => resolve(c.toString().split("\n")[0]!));
+    child.once("exit", (code) => reject(new Error(`instance exited ${code}`)));
+  });
+  const started = JSON.parse(line) as { socket: string; pid: number; http?: string | null };
+  return { child, socket: started.socket, pid: started.pid, http: started.http ?? undefined };
+}
