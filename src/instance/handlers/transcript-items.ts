@@ -8,13 +8,12 @@ import {
   selectTypes,
 } from "../../contract/transcript-select.js";
 import type { DumpIds, DumpPreset } from "../../contract/transcripts.js";
-import { AGENT_ID_PATTERN } from "../../harness/transcript-files.js";
 import { configFile } from "../../paths.js";
 import type { Handlers } from "../dispatch.js";
 import { writeDump } from "../transcripts/dump.js";
 import { type ItemIndex, type ItemRange, readSlice } from "../transcripts/items.js";
 import type { Services } from "./services.js";
-import { requireOwnTranscript } from "./transcripts.js";
+import { checkAgentId, noTranscript, requireOwnTranscript } from "./transcripts.js";
 
 // Typed transcript ops (contract §4.3.3): `transcript_items_read`,
 // `session_dump_write`, `dump_presets_read`. Items come from the transcript
@@ -109,16 +108,9 @@ async function withIndex<T>(
   agentId: string | undefined,
   use: (index: ItemIndex) => Promise<T>,
 ): Promise<T> {
-  if (agentId !== undefined && !AGENT_ID_PATTERN.test(agentId))
-    throw contractError("invalid_args", "/agent_id: letters, digits, _ and - only");
+  checkAgentId(agentId);
   const feed = await s.transcripts.feeds.open(sid, agentId);
-  if (feed === undefined)
-    throw contractError(
-      "not_found",
-      agentId === undefined
-        ? `no transcript for session ${sid}`
-        : `no transcript for agent ${agentId} of session ${sid}`,
-    );
+  if (feed === undefined) throw noTranscript(sid, agentId);
   try {
     // Lines written just before the request are part of the answer.
     await feed.refresh();

@@ -17,6 +17,22 @@ export function requireOwnTranscript(caller: { role: string; sid?: string }, sid
     throw contractError("forbidden", "a session may read only its own transcript");
 }
 
+/** An agent id names a file, so it is checked strictly (`invalid_args`). */
+export function checkAgentId(agentId: string | undefined): void {
+  if (agentId !== undefined && !AGENT_ID_PATTERN.test(agentId))
+    throw contractError("invalid_args", "/agent_id: letters, digits, _ and - only");
+}
+
+/** The refusal for a session (or agent) without a transcript. */
+export function noTranscript(sid: string, agentId: string | undefined): Error {
+  return contractError(
+    "not_found",
+    agentId === undefined
+      ? `no transcript for session ${sid}`
+      : `no transcript for agent ${agentId} of session ${sid}`,
+  );
+}
+
 /** The contained file behind (sid, agent_id | teammate), or `not_found`. */
 export async function transcriptFile(
   s: Services,
@@ -25,8 +41,7 @@ export async function transcriptFile(
 ): Promise<string> {
   const violations = transcriptArgViolations(pick);
   if (violations.length > 0) throw contractError("invalid_args", violations.join("; "));
-  if (pick.agent_id !== undefined && !AGENT_ID_PATTERN.test(pick.agent_id))
-    throw contractError("invalid_args", "/agent_id: letters, digits, _ and - only");
+  checkAgentId(pick.agent_id);
   const announced = s.transcripts.announced(sid);
   let agentId = pick.agent_id;
   if (pick.teammate !== undefined) {
@@ -36,13 +51,7 @@ export async function transcriptFile(
       throw contractError("not_found", `no teammate named ${pick.teammate} in session ${sid}`);
   }
   const path = await locateTranscript(s.harness, s.configHome, sid, { announced, agentId });
-  if (path === undefined)
-    throw contractError(
-      "not_found",
-      agentId === undefined
-        ? `no transcript for session ${sid}`
-        : `no transcript for agent ${agentId} of session ${sid}`,
-    );
+  if (path === undefined) throw noTranscript(sid, agentId);
   return path;
 }
 
