@@ -16,6 +16,7 @@ import { fileHandlers } from "./handlers/files.js";
 import { forkOriginHandlers } from "./handlers/fork-origin.js";
 import { launcherHandlers } from "./handlers/launcher.js";
 import { messagingHandlers } from "./handlers/messaging.js";
+import { sandboxHandlers } from "./handlers/sandbox.js";
 import type { Services } from "./handlers/services.js";
 import { sessionControlHandlers } from "./handlers/session-control.js";
 import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
@@ -24,6 +25,7 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
+import { SandboxGrants } from "./sandbox/grants.js";
 import { SearchEngine } from "./search/engine.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
@@ -60,6 +62,11 @@ export interface Engines {
   board: WorkItemsTopic;
   transcripts: Transcripts;
   search: SearchEngine;
+  /** Sandbox grants (DR-0042). */
+  sandbox: SandboxGrants;
+  /** Offer `sandbox` once the HTTP listener is bound on `port` where a
+   * browser reaches `*.sandbox.localhost` (loopback or a wildcard bind). */
+  offerSandbox(port: number): void;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -109,9 +116,11 @@ export function buildEngines(input: EngineInputs): Engines {
   // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   // `launcher` when ccmsg's config has the section; `fork` from Claude Code
-  // transcripts (DR-0038, DR-0039).
+  // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (offerSandbox,
+  // DR-0042).
   if (launcherConfigured(input.env, log)) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
+  const sandbox = new SandboxGrants(() => clock.now());
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -130,6 +139,7 @@ export function buildEngines(input: EngineInputs): Engines {
     transcripts,
     dumpDir: files.dumps,
     search,
+    sandbox,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -147,6 +157,11 @@ export function buildEngines(input: EngineInputs): Engines {
     board,
     transcripts,
     search,
+    sandbox,
+    offerSandbox(port) {
+      sandbox.serveOn(port);
+      capabilities.add("sandbox");
+    },
     runner,
     dispatcher,
     connections,
@@ -166,6 +181,7 @@ export function handlerTable(services: Services): Handlers {
     ...fileHandlers(services),
     ...launcherHandlers(services),
     ...forkOriginHandlers(services),
+    ...sandboxHandlers(services),
   };
 }
 

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { isLoopbackHost, parseHostPort } from "../address.js";
 import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { InstanceLock } from "../instance-lock.js";
@@ -122,6 +123,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           changed: (items) => board.offer(items),
         },
         search: engines.search,
+        sandbox: { grants: engines.sandbox, surfaces: engines },
         testHooks: options.testHooks
           ? {
               ...{ clock, runner, db: opened.db },
@@ -131,6 +133,13 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
             }
           : undefined,
       });
+    }
+    if (http !== undefined) {
+      // A browser reaches `<gid>.sandbox.localhost` on loopback only: a
+      // listener bound to another single address cannot serve the sandbox.
+      const bound = parseHostPort(http.address);
+      if (isLoopbackHost(bound.host) || bound.host === "0.0.0.0" || bound.host === "::")
+        engines.offerSandbox(bound.port);
     }
     const url = http === undefined ? null : `http://${http.address}/`;
     const info = { instance: id, pid: process.pid, socket: files.socket, http: url };
