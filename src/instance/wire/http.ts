@@ -187,7 +187,7 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
  * bind (0.0.0.0, ::) accepts any Host until the public endpoint is configured.
  * Returns why a request is refused, or undefined.
  */
-function hostAndOriginRule(
+export function hostAndOriginRule(
   boundHost: string,
   port: number,
 ): (host: string | undefined, origin: string | undefined) => string | undefined {
