@@ -10,6 +10,7 @@ import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
 import { Dispatcher, type Handlers } from "./dispatch.js";
 import { mirrorSessions } from "./ecc-mirror.js";
+import type { SurfaceDeps } from "./files/session-surfaces.js";
 import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { fileHandlers } from "./handlers/files.js";
@@ -33,6 +34,15 @@ import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection } from "./wire/connection.js";
 import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
+
+/** What the HTTP listener needs for the sandbox origins: the grants, the
+ * surfaces each request is checked against, and how to offer `sandbox` once
+ * the listener is bound where a browser reaches `*.sandbox.localhost`. */
+export interface SandboxSide {
+  grants: SandboxGrants;
+  surfaces: SurfaceDeps;
+  offer(port: number): void;
+}
 
 /** What the engines are handed from outside. */
 export interface EngineInputs {
@@ -62,11 +72,8 @@ export interface Engines {
   board: WorkItemsTopic;
   transcripts: Transcripts;
   search: SearchEngine;
-  /** Sandbox grants (DR-0042). */
-  sandbox: SandboxGrants;
-  /** Offer `sandbox` once the HTTP listener is bound on `port` where a
-   * browser reaches `*.sandbox.localhost` (loopback or a wildcard bind). */
-  offerSandbox(port: number): void;
+  /** The sandbox's side of the HTTP listener (DR-0042). */
+  sandbox: SandboxSide;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -116,7 +123,7 @@ export function buildEngines(input: EngineInputs): Engines {
   // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   // `launcher` when ccmsg's config has the section; `fork` from Claude Code
-  // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (offerSandbox,
+  // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (SandboxSide,
   // DR-0042).
   if (launcherConfigured(input.env, log)) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
@@ -157,10 +164,13 @@ export function buildEngines(input: EngineInputs): Engines {
     board,
     transcripts,
     search,
-    sandbox,
-    offerSandbox(port) {
-      sandbox.serveOn(port);
-      capabilities.add("sandbox");
+    sandbox: {
+      grants: sandbox,
+      surfaces: { sessions, presence, transcripts },
+      offer(port) {
+        sandbox.serveOn(port);
+        capabilities.add("sandbox");
+      },
     },
     runner,
     dispatcher,

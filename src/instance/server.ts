@@ -1,5 +1,4 @@
 import { hostname } from "node:os";
-import { isLoopbackHost, parseHostPort } from "../address.js";
 import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { InstanceLock } from "../instance-lock.js";
@@ -122,8 +121,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
-        search: engines.search,
-        sandbox: { grants: engines.sandbox, surfaces: engines },
+        ...{ search: engines.search, sandbox: engines.sandbox },
         testHooks: options.testHooks
           ? {
               ...{ clock, runner, db: opened.db },
@@ -133,13 +131,6 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
             }
           : undefined,
       });
-    }
-    if (http !== undefined) {
-      // A browser reaches `<gid>.sandbox.localhost` on loopback only: a
-      // listener bound to another single address cannot serve the sandbox.
-      const bound = parseHostPort(http.address);
-      if (isLoopbackHost(bound.host) || bound.host === "0.0.0.0" || bound.host === "::")
-        engines.offerSandbox(bound.port);
     }
     const url = http === undefined ? null : `http://${http.address}/`;
     const info = { instance: id, pid: process.pid, socket: files.socket, http: url };

@@ -72,7 +72,9 @@ export function sandboxHost(
 }
 
 function refuse(res: ServerResponse, status: number, code: string, error: string): void {
-  const body = `${JSON.stringify({ ok: false, code, error })}\n`;
+  // The JSON refusal every HTTP route of the instance answers.
+  const refusal = { ok: false, code, error };
+  const body = `${JSON.stringify(refusal)}\n`;
   res.writeHead(status, {
     ...SANDBOX_HEADERS,
     "content-type": "application/json; charset=utf-8",
