@@ -10,12 +10,14 @@ import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
 import { Dispatcher, type Handlers } from "./dispatch.js";
 import { mirrorSessions } from "./ecc-mirror.js";
+import type { SurfaceDeps } from "./files/session-surfaces.js";
 import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { fileHandlers } from "./handlers/files.js";
 import { forkOriginHandlers } from "./handlers/fork-origin.js";
 import { launcherHandlers } from "./handlers/launcher.js";
 import { messagingHandlers } from "./handlers/messaging.js";
+import { sandboxHandlers } from "./handlers/sandbox.js";
 import type { Services } from "./handlers/services.js";
 import { sessionControlHandlers } from "./handlers/session-control.js";
 import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
@@ -24,6 +26,7 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
+import { SandboxGrants } from "./sandbox/grants.js";
 import { SearchEngine } from "./search/engine.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
@@ -31,6 +34,15 @@ import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection } from "./wire/connection.js";
 import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
+
+/** What the HTTP listener needs for the sandbox origins: the grants, the
+ * surfaces each request is checked against, and how to offer `sandbox` once
+ * the listener is bound where a browser reaches `*.sandbox.localhost`. */
+export interface SandboxSide {
+  grants: SandboxGrants;
+  surfaces: SurfaceDeps;
+  offer(port: number): void;
+}
 
 /** What the engines are handed from outside. */
 export interface EngineInputs {
@@ -60,6 +72,8 @@ export interface Engines {
   board: WorkItemsTopic;
   transcripts: Transcripts;
   search: SearchEngine;
+  /** The sandbox's side of the HTTP listener (DR-0042). */
+  sandbox: SandboxSide;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -109,9 +123,11 @@ export function buildEngines(input: EngineInputs): Engines {
   // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   // `launcher` when ccmsg's config has the section; `fork` from Claude Code
-  // transcripts (DR-0038, DR-0039).
+  // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (SandboxSide,
+  // DR-0042).
   if (launcherConfigured(input.env, log)) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
+  const sandbox = new SandboxGrants(() => clock.now());
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -130,6 +146,7 @@ export function buildEngines(input: EngineInputs): Engines {
     transcripts,
     dumpDir: files.dumps,
     search,
+    sandbox,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -147,6 +164,14 @@ export function buildEngines(input: EngineInputs): Engines {
     board,
     transcripts,
     search,
+    sandbox: {
+      grants: sandbox,
+      surfaces: { sessions, presence, transcripts },
+      offer(port) {
+        sandbox.serveOn(port);
+        capabilities.add("sandbox");
+      },
+    },
     runner,
     dispatcher,
     connections,
@@ -166,6 +191,7 @@ export function handlerTable(services: Services): Handlers {
     ...fileHandlers(services),
     ...launcherHandlers(services),
     ...forkOriginHandlers(services),
+    ...sandboxHandlers(services),
   };
 }
 

@@ -121,7 +121,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
-        search: engines.search,
+        ...{ search: engines.search, sandbox: engines.sandbox },
         testHooks: options.testHooks
           ? {
               ...{ clock, runner, db: opened.db },

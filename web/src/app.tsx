@@ -6,6 +6,7 @@ import { ConnectionBadge, SignedOutBanner } from "./ui/connection.js";
 import { BoardView } from "./views/board.js";
 import { KvView } from "./views/kv.js";
 import { NotificationsView } from "./views/notifications.js";
+import { SearchView } from "./views/search.js";
 import { SessionView } from "./views/session.js";
 import { SessionsView } from "./views/sessions.js";
 
@@ -14,6 +15,7 @@ const NAV: { label: string; to: Route; match: Route["view"][] }[] = [
   { label: "Board", to: { view: "board" }, match: ["board"] },
   { label: "Notifications", to: { view: "notifications" }, match: ["notifications"] },
   { label: "KV", to: { view: "kv" }, match: ["kv"] },
+  { label: "Search", to: { view: "search" }, match: ["search"] },
 ];
 
 /** "/" focuses the page's filter or first text field, unless typing already. */
@@ -84,6 +86,7 @@ export function App() {
         {r.view === "board" && <BoardView />}
         {r.view === "notifications" && <NotificationsView />}
         {r.view === "kv" && <KvView ns={r.ns} />}
+        {r.view === "search" && <SearchView q={r.q} sid={r.sid} since={r.since} />}
       </main>
     </>
   );

@@ -4,6 +4,7 @@ import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
+import type { SandboxGrants } from "../sandbox/grants.js";
 import type { SearchEngine } from "../search/engine.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
@@ -35,6 +36,8 @@ export interface Services {
   dumpDir: string;
   /** The search index (DR-0037). */
   search: SearchEngine;
+  /** Sandbox grants (DR-0042); serving once the HTTP listener is up. */
+  sandbox: SandboxGrants;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;

@@ -1,8 +1,8 @@
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { type WebSocket, WebSocketServer } from "ws";
-import { isLoopbackHost } from "../../address.js";
+import { isLoopbackHost, isSandboxName } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../line-framer.js";
 import type { ConsoleFiles } from "./console-files.js";
@@ -35,6 +35,12 @@ export interface HttpOptions {
   plugins?: (app: FastifyInstance) => void;
   /** The web console's files (console-files.ts); absent = none served. */
   console?: (app: FastifyInstance) => Promise<ConsoleFiles>;
+  /** Hosts answered apart from everything else here (the sandbox origins,
+   * DR-0042): a handler for a request whose Host it names, which then never
+   * reaches the console's routes, hooks or credentials. */
+  hosted?: (
+    host: string | undefined,
+  ) => ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 }
 
 /**
@@ -116,7 +122,11 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
   });
   options.plugins?.(app);
   await app.ready();
-  return { request, upgrade, close: () => app.close() };
+  const { hosted } = options;
+  const console = request;
+  const answer: HttpHandlers["request"] =
+    hosted === undefined ? console : (req, res) => (hosted(req.headers.host) ?? console)(req, res);
+  return { request: answer, upgrade, close: () => app.close() };
 }
 
 const NEWLINE = Buffer.from("\n");
@@ -177,7 +187,7 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
  * bind (0.0.0.0, ::) accepts any Host until the public endpoint is configured.
  * Returns why a request is refused, or undefined.
  */
-function hostAndOriginRule(
+export function hostAndOriginRule(
   boundHost: string,
   port: number,
 ): (host: string | undefined, origin: string | undefined) => string | undefined {
@@ -190,12 +200,23 @@ function hostAndOriginRule(
     if (colon < 0 || hostPort.slice(colon + 1) !== String(port)) return false;
     return names.has(hostPort.slice(0, colon).toLowerCase());
   };
+  // A sandbox name is never the console's, even under a wildcard bind: its
+  // pages are files of sessions (DR-0042).
+  const sandboxed = (hostPort: string) => {
+    const colon = hostPort.lastIndexOf(":");
+    return isSandboxName(colon < 0 ? hostPort : hostPort.slice(0, colon));
+  };
   return (host, origin) => {
+    if (host !== undefined && sandboxed(host)) return "Host is a sandbox, not the console";
     if (!wildcard && (host === undefined || !ours(host))) return "Host is not this instance";
     if (origin === undefined) return undefined;
     try {
       const url = new URL(origin);
-      if (url.protocol === "http:" && (wildcard ? url.port === String(port) : ours(url.host)))
+      if (
+        url.protocol === "http:" &&
+        !isSandboxName(url.hostname) &&
+        (wildcard ? url.port === String(port) : ours(url.host))
+      )
         return undefined;
     } catch {}
     return "Origin is not this instance";
