@@ -3,6 +3,7 @@ import { githubOpenOnBoard, runSync, type SyncReport } from "../board/sync/run.j
 import { loadConfig } from "../config.js";
 import { ContractError } from "../contract/errors.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
+import { ensureStateDir } from "../state-dir.js";
 import { openStateStore } from "../store/state-store.js";
 import { parse, wantsJson } from "./options.js";
 
@@ -31,9 +32,15 @@ export async function boardSync(argv: string[]): Promise<void> {
     throw new ContractError("invalid_args", "--repo is for github");
   const json = wantsJson(values);
   const config = loadConfig(configFile(undefined, process.env));
-  const store = openStateStore(
-    values.db ?? stateFiles(resolveStateDir(values["state-dir"])).database,
-  );
+  let dbPath = values.db;
+  if (dbPath === undefined) {
+    // A sync may come before any instance ran: the state dir is made private.
+    const dir = resolveStateDir(values["state-dir"]);
+    process.umask(0o077);
+    ensureStateDir(dir);
+    dbPath = stateFiles(dir).database;
+  }
+  const store = openStateStore(dbPath);
   let report: SyncReport;
   try {
     report = await runSync(

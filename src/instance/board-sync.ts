@@ -75,7 +75,8 @@ export class BoardSyncScheduler {
           config: this.deps.config,
           cwd: this.deps.cwd,
           env: this.deps.env,
-          progress: (stage) => log.debug({ source, stage }, "board sync"),
+          // Stages are for a person at the CLI; the log gets each outcome.
+          progress: () => {},
           openOnBoard: (repo) => githubOpenOnBoard(this.deps.db, repo),
           apply: async (result) => {
             const applied = (await this.mutate("sync", result)) as SyncApplied;
@@ -89,7 +90,7 @@ export class BoardSyncScheduler {
       );
       if (report.ok)
         log.info({ source, target: report.target, counts: report.counts }, "board sync");
-      else log.warn({ source, target: report.target, msg: report.message }, "board sync failed");
+      else log.warn({ source, target: report.target, error: report.message }, "board sync failed");
     } catch (error) {
       log.warn({ source, err: error }, "board sync failed");
     }
