@@ -305,6 +305,13 @@ describe("ccmsg board sync github", () => {
       repo: "acme/widgets",
       latestPullRequest: null,
     });
+    // On a PR's branch, the sync names that PR (gh is not there to ask).
+    execFileSync("git", ["-C", repo, "checkout", "-q", "-b", "feat/merge-queue"]);
+    const onBranch = ok(await runCli(["hud", "--json"], env, undefined, { cwd: repo }));
+    expect((onBranch.sync as Record<string, unknown>).GitHub).toEqual({
+      repo: "acme/widgets",
+      latestPullRequest: 104,
+    });
   });
 
   it("gh not signed in: the failure is in status, the board is byte-for-byte unchanged, exit 1", async () => {
