@@ -1,5 +1,10 @@
 import { applySync, recordSyncFailure, summary } from "../board/sync/apply.js";
-import { githubOpenOnBoard, runSync, type SyncReport } from "../board/sync/run.js";
+import {
+  githubOpenOnBoard,
+  linearOpenOnBoard,
+  runSync,
+  type SyncReport,
+} from "../board/sync/run.js";
 import { loadConfig } from "../config.js";
 import { ContractError } from "../contract/errors.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
@@ -57,6 +62,7 @@ export async function boardSync(argv: string[]): Promise<void> {
           if (!json) process.stderr.write(`${source}: ${stage}…\n`);
         },
         openOnBoard: (repo) => store.read(() => githubOpenOnBoard(store.db, repo)),
+        linearOnBoard: (id) => store.read(() => linearOpenOnBoard(store.db, id)),
         apply: async (result) => applySync(store, result),
         fail: async (f) => recordSyncFailure(store, f),
       },

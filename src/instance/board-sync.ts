@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { MutationRunner } from "../board/runner.js";
 import type { SyncApplied, SyncResult } from "../board/sync/apply.js";
-import { githubOpenOnBoard, linearProject, runSync } from "../board/sync/run.js";
+import { githubOpenOnBoard, linearOpenOnBoard, linearProject, runSync } from "../board/sync/run.js";
 import type { CcmsgConfig } from "../config.js";
 import type { WorkItem } from "../contract/ecc/board.js";
 import type { Db } from "../store/database.js";
@@ -78,6 +78,7 @@ export class BoardSyncScheduler {
           // Stages are for a person at the CLI; the log gets each outcome.
           progress: () => {},
           openOnBoard: (repo) => githubOpenOnBoard(this.deps.db, repo),
+          linearOnBoard: (id) => linearOpenOnBoard(this.deps.db, id),
           apply: async (result) => {
             const applied = (await this.mutate("sync", result)) as SyncApplied;
             if (applied.changed.length > 0) this.deps.changed(applied.changed);

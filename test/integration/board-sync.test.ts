@@ -451,6 +451,22 @@ describe("ccmsg board sync linear", () => {
       target: "Widgets v2",
       counts: { created: 4 },
     });
+
+    // An issue moved out of the project is left as it was, and said so.
+    const moved = PROJECT.issues.splice(3, 1);
+    try {
+      const again = ok(await runCli(["board", "sync", "linear", "--json"], env));
+      expect(again.retainedItems).toEqual([
+        {
+          id: "linear-WID-20",
+          reason: "no longer in the project (moved, archived or deleted in Linear); left as it was",
+        },
+      ]);
+      expect(again.counts).toMatchObject({ created: 0, updated: 0, unchanged: 3, retained: 1 });
+      expect(items(g.db).get("linear-WID-20")!.status).toBe("open");
+    } finally {
+      PROJECT.issues.push(...moved);
+    }
   });
 
   it("a bad key (401) or a GraphQL error is recorded; the board is unchanged; the key is never shown", async () => {

@@ -55,6 +55,8 @@ export interface LinearSyncOptions {
   tokenEnv?: string;
   env: NodeJS.ProcessEnv;
   progress(stage: string): void;
+  /** The board's open items a Linear sync wrote for a project (by id). */
+  openOnBoard(projectId: string): Promise<string[]> | string[];
 }
 
 type Json = Record<string, unknown>;
@@ -186,6 +188,7 @@ export async function readLinear(o: LinearSyncOptions): Promise<SyncResult> {
   const items: SyncedItem[] = [];
   let project: Json | undefined;
   let after: string | null = null;
+  let complete = false;
   for (let page = 0; page < MAX_PAGES; page++) {
     o.progress(`reading the project's issues (page ${page + 1})`);
     const data = await graphql(endpoint, token, PROJECT, { id, after });
@@ -199,7 +202,10 @@ export async function readLinear(o: LinearSyncOptions): Promise<SyncResult> {
       if (item !== undefined) items.push(item);
     }
     const info = (conn.pageInfo ?? {}) as Json;
-    if (info.hasNextPage !== true || typeof info.endCursor !== "string") break;
+    if (info.hasNextPage !== true || typeof info.endCursor !== "string") {
+      complete = true;
+      break;
+    }
     after = info.endCursor;
   }
   const p = project!;
@@ -213,6 +219,17 @@ export async function readLinear(o: LinearSyncOptions): Promise<SyncResult> {
     issueCount: items.length,
   };
   o.progress(`${items.length} issues in ${facts.project}`);
+  // Items of the project Linear no longer lists are left as they were: an
+  // issue moved to another project or deleted is not work finished.
+  const listed = new Set(items.map((i) => i.id));
+  const retained = (await o.openOnBoard(facts.projectId))
+    .filter((id) => !listed.has(id))
+    .map((id) => ({
+      id,
+      reason: complete
+        ? "no longer in the project (moved, archived or deleted in Linear); left as it was"
+        : `not among the first ${MAX_PAGES * PAGE} issues read`,
+    }));
   return {
     source: "linear",
     target: facts.project,
@@ -220,7 +237,7 @@ export async function readLinear(o: LinearSyncOptions): Promise<SyncResult> {
     items,
     known: [],
     closures: [],
-    retained: [],
+    retained,
     facts,
   };
 }

@@ -5,7 +5,7 @@ import type { Db } from "../../store/database.js";
 import type { SyncSource } from "../../store/sync-runs.js";
 import type { SyncApplied, SyncResult } from "./apply.js";
 import { type BoardGithubItem, GITHUB_SYNCED_BY, readGithub } from "./github.js";
-import { readLinear } from "./linear.js";
+import { LINEAR_SYNCED_BY, readLinear } from "./linear.js";
 
 // One board sync, whoever runs it (the CLI on demand, the instance on its
 // interval): resolve what to read from the request and the config, read it
@@ -24,6 +24,7 @@ export interface SyncDeps {
   env: NodeJS.ProcessEnv;
   progress(stage: string): void;
   openOnBoard(repo: string): Promise<BoardGithubItem[]> | BoardGithubItem[];
+  linearOnBoard(projectId: string): Promise<string[]> | string[];
   apply(result: SyncResult): Promise<SyncApplied>;
   fail(f: {
     source: SyncSource;
@@ -73,6 +74,7 @@ export async function runSync(req: SyncRequest, deps: SyncDeps): Promise<SyncRep
       ...(l?.token_env === undefined ? {} : { tokenEnv: l.token_env }),
       env: deps.env,
       progress: deps.progress,
+      openOnBoard: deps.linearOnBoard,
     });
   }
   let result: SyncResult;
@@ -121,4 +123,16 @@ export function githubOpenOnBoard(db: Db, repo: string): BoardGithubItem[] {
       ? [{ id: r.id, type: r.type, number: r.number }]
       : [],
   );
+}
+
+/** The board's open items a Linear sync wrote for a project. */
+export function linearOpenOnBoard(db: Db, projectId: string): string[] {
+  const rows = db
+    .prepare(
+      `SELECT id, status FROM work_items
+       WHERE source = 'linear' AND json_type(metadata) = 'object'
+         AND json_extract(metadata, '$.projectId') = ? AND json_extract(metadata, '$.syncedBy') = ?`,
+    )
+    .all(projectId, LINEAR_SYNCED_BY) as { id: string; status: string }[];
+  return rows.filter((r) => !isDoneStatus(r.status)).map((r) => r.id);
 }
