@@ -41,6 +41,22 @@ export interface CcmsgConfig {
   /** Where new sessions may start and the templates that start them
    * (launcher-config.ts); the `launcher` capability is offered with it. */
   launcher?: LauncherConfig;
+  /** The board's syncs (`ccmsg board sync`); with `interval_seconds` the
+   * instance also runs them on that interval (DR-0040). */
+  sync?: SyncConfig;
+}
+
+export interface SyncConfig {
+  github?: { repo?: string; interval_seconds?: number };
+  linear?: {
+    /** The project's name or id (else `linear.project`). */
+    project?: string;
+    /** The GraphQL endpoint (default https://api.linear.app/graphql). */
+    endpoint?: string;
+    /** The environment variable holding the API key (default LINEAR_API_KEY). */
+    token_env?: string;
+    interval_seconds?: number;
+  };
 }
 
 const KNOWN_KEYS = [
@@ -55,6 +71,7 @@ const KNOWN_KEYS = [
   "dump_presets",
   "search_budget_ms",
   "launcher",
+  "sync",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -167,6 +184,67 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     out.search_budget_ms = ms;
   }
   if (value.launcher !== undefined) out.launcher = checkLauncher(value.launcher, bad);
+  if (value.sync !== undefined) out.sync = checkSync(value.sync, bad);
+  return out;
+}
+
+/** `sync`: `{ github?: {repo?, interval_seconds?}, linear?: {project?,
+ * endpoint?, token_env?, interval_seconds?} }`. */
+function checkSync(value: unknown, bad: (key: string, why: string) => ContractError): SyncConfig {
+  if (!isObject(value)) throw bad("sync", "must be an object {github?, linear?}");
+  const out: SyncConfig = {};
+  const keys = (o: Record<string, unknown>, at: string, known: string[]) => {
+    for (const k of Object.keys(o))
+      if (!known.includes(k)) throw bad(`${at}.${k}`, `unknown key (known: ${known.join(", ")})`);
+  };
+  keys(value, "sync", ["github", "linear"]);
+  const interval = (v: unknown, at: string) => {
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 86_400)
+      throw bad(at, "must be a whole number of seconds from 1 to 86400");
+    return v;
+  };
+  if (value.github !== undefined) {
+    const g = value.github;
+    if (!isObject(g)) throw bad("sync.github", "must be an object {repo?, interval_seconds?}");
+    keys(g, "sync.github", ["repo", "interval_seconds"]);
+    if (g.repo !== undefined && (typeof g.repo !== "string" || !/^[\w.-]+\/[\w.-]+$/.test(g.repo)))
+      throw bad("sync.github.repo", "must be owner/name");
+    out.github = {};
+    if (g.repo !== undefined) out.github.repo = g.repo as string;
+    const i = interval(g.interval_seconds, "sync.github.interval_seconds");
+    if (i !== undefined) out.github.interval_seconds = i;
+  }
+  if (value.linear !== undefined) {
+    const l = value.linear;
+    if (!isObject(l))
+      throw bad(
+        "sync.linear",
+        "must be an object {project?, endpoint?, token_env?, interval_seconds?}",
+      );
+    keys(l, "sync.linear", ["project", "endpoint", "token_env", "interval_seconds"]);
+    out.linear = {};
+    if (l.project !== undefined) {
+      if (!nonEmpty(l.project)) throw bad("sync.linear.project", "must be a non-empty string");
+      out.linear.project = l.project;
+    }
+    if (l.endpoint !== undefined) {
+      let url: URL | undefined;
+      try {
+        url = typeof l.endpoint === "string" ? new URL(l.endpoint) : undefined;
+      } catch {}
+      if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:"))
+        throw bad("sync.linear.endpoint", "must be an http(s) URL");
+      out.linear.endpoint = l.endpoint as string;
+    }
+    if (l.token_env !== undefined) {
+      if (typeof l.token_env !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(l.token_env))
+        throw bad("sync.linear.token_env", "must be an environment variable name");
+      out.linear.token_env = l.token_env;
+    }
+    const i = interval(l.interval_seconds, "sync.linear.interval_seconds");
+    if (i !== undefined) out.linear.interval_seconds = i;
+  }
   return out;
 }
 

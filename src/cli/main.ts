@@ -148,12 +148,14 @@ export const COMMANDS: Record<
   },
   board: {
     group: () => import("./board.js"),
-    help: "board add|list|show|claim|move|update — the work board",
+    help: "board add|list|show|claim|move|update|sync — the work board",
     more: [
       "  add --title t [--priority p] [--status s] [--owner o] [--url u] …",
       "  list [--lane ready|running|blocked|done] [--limit n]",
       "  show <id> | claim [<id>] [--owner o] [--as agent|human] | move <id> <lane>",
       "  update <id> [--title …]      --db PATH reads another board file",
+      "  sync github [--repo owner/name]   open PRs and issues through gh (or node $ECC_GH_SHIM)",
+      "  sync linear [--project name|id]   a Linear project's issues (API key from LINEAR_API_KEY)",
     ].join("\n"),
   },
   status: {

@@ -1,6 +1,8 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { GithubSyncFacts } from "../board/sync/github.js";
+import type { LinearSyncFacts } from "../board/sync/linear.js";
 import type { HudStatus } from "../contract/ecc/hud.js";
 import { readInputFields, str } from "../harness/claude/statusline-input.js";
 import { readTodos } from "../harness/claude/todos.js";
@@ -15,6 +17,7 @@ import {
 } from "../probes/git.js";
 import { type GithubFacts, githubFacts } from "../probes/github.js";
 import type { CheckRun } from "../store/check-runs.js";
+import type { SyncRun } from "../store/sync-runs.js";
 import { decideControls } from "./controls.js";
 import { readBridge } from "./ecc-bridge.js";
 import { staleSalvageQueue } from "./salvage.js";
@@ -116,6 +119,10 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
   const todos = target.sid === null ? undefined : readTodos(places.claudeHome, target.sid);
   const bridge = target.sid === null ? undefined : readBridge(target.sid, places.bridgeDir);
   const work = await reader?.workSignals();
+  const [githubSync, linearSync] = await Promise.all([
+    reader?.syncRun("github"),
+    reader?.syncRun("linear"),
+  ]);
   const [git, github, worktreeConflicts, salvage, reading] = await Promise.all([
     gitPromise,
     githubPromise,
@@ -170,6 +177,12 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
   const place = { branch: gitOk?.branch ?? null, worktree: gitOk?.toplevel ?? null };
 
   const conflictQueue = conflictQueueOf(worktreeConflicts, work);
+  // What the last GitHub sync of this worktree's repository read (any
+  // repository's, outside a worktree); Linear's last sync.
+  const synced = githubSyncFacts(githubSync, gitOk?.repoSlug ?? null);
+  const linear = linearSync?.facts as LinearSyncFacts | null | undefined;
+  const branchPr =
+    gitOk?.branch == null ? undefined : synced?.facts.pullRequestsByBranch[gitOk.branch];
 
   const payload: HudStatus = {
     schema_version: HUD_SCHEMA_VERSION,
@@ -245,29 +258,47 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
       manualReviewRequired: work === undefined ? null : work.needsReview > 0,
     },
     queueState: {
-      github: gh
-        ? {
-            openPullRequests: gh.openPullRequests,
-            openIssues: gh.openIssues,
-            // gh has no discussion listing; counting needs the GraphQL API.
-            openDiscussions: null,
-          }
-        : "unknown",
+      // Counts gh gives now, else the last sync's; discussions only from a
+      // sync (gh has no discussion listing: the sync asks GraphQL).
+      github:
+        gh || synced
+          ? {
+              openPullRequests: gh?.openPullRequests ?? synced?.facts.openPullRequests ?? null,
+              openIssues: gh?.openIssues ?? synced?.facts.openIssues ?? null,
+              openDiscussions: synced?.facts.openDiscussions ?? null,
+              ...(synced === undefined ? {} : { syncedAt: synced.at }),
+            }
+          : "unknown",
       mergeQueue: work === undefined ? "unknown" : work.mergeQueue,
       conflictQueue,
-      staleSalvageQueue: salvage ?? "unknown",
+      // Quiet worktrees with unmerged work, then closed PRs whose commits
+      // never landed (from the sync).
+      staleSalvageQueue:
+        salvage === undefined && synced === undefined
+          ? "unknown"
+          : [...(salvage ?? []), ...(synced?.facts.staleSalvage ?? [])],
     },
     sessionControls: decideControls(controlFacts(ctx, git, github?.state)),
     sync: {
-      Linear: {
-        project: config.linear?.project ?? "unknown",
-        health: "unknown",
-        issueCapacityBlocked: null,
-        latestStatusUpdateId: null,
-      },
+      // From the last Linear sync that worked; health stays "unknown" until
+      // one did, and capacity is never known (DR-0040).
+      Linear: linear
+        ? {
+            project: linear.project,
+            health: linear.health ?? "unknown",
+            issueCapacityBlocked: linear.issueCapacityBlocked,
+            latestStatusUpdateId: linear.latestStatusUpdateId,
+            syncedAt: linearSync!.factsAt,
+          }
+        : {
+            project: config.sync?.linear?.project ?? config.linear?.project ?? "unknown",
+            health: "unknown",
+            issueCapacityBlocked: null,
+            latestStatusUpdateId: null,
+          },
       GitHub: {
-        repo: gitOk?.repoSlug ?? null,
-        latestPullRequest: gh?.latestPullRequest ?? null,
+        repo: gitOk?.repoSlug ?? synced?.facts.repo ?? null,
+        latestPullRequest: gh?.latestPullRequest ?? branchPr ?? null,
       },
       handoff:
         config.handoff_path === undefined
@@ -287,6 +318,18 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     localCheckNames: local?.map((c) => c.name) ?? [],
     reading,
   };
+}
+
+/** The last GitHub sync's facts when they describe `repo` (any repository's
+ * when the worktree has none). */
+function githubSyncFacts(
+  run: SyncRun | undefined,
+  repo: string | null,
+): { facts: GithubSyncFacts; at: string } | undefined {
+  const facts = run?.facts as GithubSyncFacts | null | undefined;
+  if (facts == null || run?.factsAt == null) return undefined;
+  if (repo !== null && facts.repo.toLowerCase() !== repo.toLowerCase()) return undefined;
+  return { facts, at: run.factsAt };
 }
 
 /** The HUD's todo section from a list (the transcript's, without a file). */

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import type { CheckRun } from "../store/check-runs.js";
 import type { StateStore } from "../store/state-store.js";
+import type { SyncRun, SyncSource } from "../store/sync-runs.js";
 import type { SessionLookup } from "./target.js";
 import type { WorkSignals } from "./work-queues.js";
 
@@ -15,6 +16,8 @@ export interface StoreReader {
   checkRuns(repoRoot: string): CheckRun[] | undefined;
   /** Board signals; undefined without the table. */
   workSignals(): Promise<WorkSignals | undefined>;
+  /** The last board sync of a source; undefined when never run. */
+  syncRun(source: SyncSource): Promise<SyncRun | undefined>;
   close(): void;
 }
 
@@ -29,6 +32,7 @@ export async function openStoreReader(dbPath: string): Promise<StoreReader | und
   const sessionsStore = hasTable(db, "sessions") ? new EccSessionsStore(db) : undefined;
   const runs = hasTable(db, "check_runs") ? new CheckRunsStore(db) : undefined;
   const hasItems = hasTable(db, "work_items");
+  const hasSyncRuns = hasTable(db, "sync_runs");
   return {
     path: dbPath,
     sessions:
@@ -44,6 +48,11 @@ export async function openStoreReader(dbPath: string): Promise<StoreReader | und
       if (!hasItems) return undefined;
       const { readWorkSignals } = await import("./work-queues.js");
       return store.read(() => readWorkSignals(db));
+    },
+    async syncRun(source) {
+      if (!hasSyncRuns) return undefined;
+      const { SyncRunsStore } = await import("../store/sync-runs.js");
+      return new SyncRunsStore(db).get(source);
     },
     close: () => store.close(),
   };

@@ -1,11 +1,12 @@
 import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
-import { loadConfig } from "../config.js";
+import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
 import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
+import { BoardSyncScheduler } from "./board-sync.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
 import { Dispatcher, type Handlers } from "./dispatch.js";
@@ -75,6 +76,8 @@ export interface Engines {
   /** The sandbox's side of the HTTP listener (DR-0042). */
   sandbox: SandboxSide;
   runner: MutationRunner;
+  /** The board's interval syncs (started once the socket listens). */
+  boardSync: BoardSyncScheduler;
   dispatcher: Dispatcher;
   /** Every open connection. */
   connections: Set<Connection>;
@@ -125,7 +128,8 @@ export function buildEngines(input: EngineInputs): Engines {
   // `launcher` when ccmsg's config has the section; `fork` from Claude Code
   // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (SandboxSide,
   // DR-0042).
-  if (launcherConfigured(input.env, log)) capabilities.add("launcher");
+  const config = startConfig(input.env, log);
+  if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
   const sandbox = new SandboxGrants(() => clock.now());
   const connections = new Set<Connection>();
@@ -156,6 +160,10 @@ export function buildEngines(input: EngineInputs): Engines {
     if (identity.role === "session") sessions.touch(identity.sid);
   });
   const runner = new MutationRunner(undefined);
+  const boardSync = new BoardSyncScheduler({
+    ...{ config, env: input.env, cwd: process.cwd(), log, runner },
+    ...{ db: store.db, dbPath: store.state.path, changed: (items) => board.offer(items) },
+  });
   return {
     hub,
     sessions,
@@ -173,6 +181,7 @@ export function buildEngines(input: EngineInputs): Engines {
       },
     },
     runner,
+    boardSync,
     dispatcher,
     connections,
   };
@@ -195,13 +204,14 @@ export function handlerTable(services: Services): Handlers {
   };
 }
 
-/** Whether ccmsg's config (read once, at start) sets up the launcher; a
- * config that cannot be read leaves it off, and the log says why. */
-function launcherConfigured(env: NodeJS.ProcessEnv, log: Logger): boolean {
+/** ccmsg's config as read once, at start: what it sets up (the launcher,
+ * the board's interval syncs) stays as it was until a restart. A config that
+ * cannot be read leaves them off, and the log says why. */
+function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   try {
-    return loadConfig(configFile(undefined, env)).launcher !== undefined;
+    return loadConfig(configFile(undefined, env));
   } catch (error) {
-    log.error({ err: error }, "config not read: the launcher is off");
-    return false;
+    log.error({ err: error }, "config not read: the launcher and interval syncs are off");
+    return {};
   }
 }

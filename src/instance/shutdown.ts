@@ -16,6 +16,7 @@ export interface StopParts {
   log: Logger;
   dispatcher: Dispatcher;
   runner: MutationRunner;
+  boardSync: { dispose(): void };
   board: WorkItemsTopic;
   store: InstanceStore;
   sessions: Sessions;
@@ -44,6 +45,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   log.info({ reason }, "stopping");
   parts.dispatcher.stop();
   await parts.dispatcher.idle(5000);
+  parts.boardSync.dispose();
   await parts.runner.close();
   parts.board.dispose();
   const restarting = encodeEvent({ ev: "restarting", instance: parts.id });
