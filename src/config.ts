@@ -4,6 +4,7 @@ import { ContractError } from "./contract/errors.js";
 import { presetProblems } from "./contract/transcript-select.js";
 import type { DumpPreset } from "./contract/transcripts.js";
 import { checkLauncher, type LauncherConfig } from "./launcher-config.js";
+import { checkLlm, type LlmConfig } from "./llm-config.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the
@@ -41,6 +42,9 @@ export interface CcmsgConfig {
   /** Where new sessions may start and the templates that start them
    * (launcher-config.ts); the `launcher` capability is offered with it. */
   launcher?: LauncherConfig;
+  /** LLM-gateway webhook sources, `ccmsg gateway` and the price table
+   * (llm-config.ts); `llm_events` is offered when a source exists. */
+  llm?: LlmConfig;
 }
 
 const KNOWN_KEYS = [
@@ -55,6 +59,7 @@ const KNOWN_KEYS = [
   "dump_presets",
   "search_budget_ms",
   "launcher",
+  "llm",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -167,6 +172,7 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     out.search_budget_ms = ms;
   }
   if (value.launcher !== undefined) out.launcher = checkLauncher(value.launcher, bad);
+  if (value.llm !== undefined) out.llm = checkLlm(value.llm, bad);
   return out;
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
-import { loadConfig } from "../config.js";
+import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
@@ -22,6 +22,8 @@ import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
+import { LlmRequests } from "./llm/requests.js";
+import type { WebhookDeps } from "./llm/webhook.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
 import { SearchEngine } from "./search/engine.js";
@@ -60,6 +62,13 @@ export interface Engines {
   board: WorkItemsTopic;
   transcripts: Transcripts;
   search: SearchEngine;
+  /** `llm_requests`, fed by the webhook route. */
+  llm: LlmRequests;
+  /** The webhook route's sources (ccmsg's config, read once at start) and
+   * where its batches go. */
+  webhook: WebhookDeps;
+  /** Re-check what time makes expire (a test moved the clock). */
+  expire(): void;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -110,8 +119,16 @@ export function buildEngines(input: EngineInputs): Engines {
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   // `launcher` when ccmsg's config has the section; `fork` from Claude Code
   // transcripts (DR-0038, DR-0039).
-  if (launcherConfigured(input.env, log)) capabilities.add("launcher");
+  const config = configured(input.env, log);
+  if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
+  // `llm_events` when a webhook source is configured (DR-0043).
+  const llmSources = config.llm?.sources ?? {};
+  const llm = new LlmRequests(id, clock, hub, sessions, log);
+  if (Object.keys(llmSources).length > 0) {
+    capabilities.add("llm_events");
+    hub.provideValue("llm_requests", () => llm.value());
+  }
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -147,6 +164,12 @@ export function buildEngines(input: EngineInputs): Engines {
     board,
     transcripts,
     search,
+    llm,
+    webhook: { sources: llmSources, ingest: (events) => llm.ingest(events) },
+    expire: () => {
+      sessions.expire();
+      llm.expire();
+    },
     runner,
     dispatcher,
     connections,
@@ -169,13 +192,14 @@ export function handlerTable(services: Services): Handlers {
   };
 }
 
-/** Whether ccmsg's config (read once, at start) sets up the launcher; a
- * config that cannot be read leaves it off, and the log says why. */
-function launcherConfigured(env: NodeJS.ProcessEnv, log: Logger): boolean {
+/** ccmsg's config as read at start, for what it switches on (the launcher,
+ * webhook sources); a config that cannot be read switches them off, and the
+ * log says why. */
+function configured(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   try {
-    return loadConfig(configFile(undefined, env)).launcher !== undefined;
+    return loadConfig(configFile(undefined, env));
   } catch (error) {
-    log.error({ err: error }, "config not read: the launcher is off");
-    return false;
+    log.error({ err: error }, "config not read: the launcher and LLM webhook are off");
+    return {};
   }
 }

@@ -3,6 +3,7 @@ import { isLoopbackHost, parseHostPort } from "../address.js";
 import type { ControlPaneDeps } from "../board/http.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
 import type { ConsoleApiDeps } from "./console-api.js";
+import type { WebhookDeps } from "./llm/webhook.js";
 import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
 import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
@@ -19,6 +20,8 @@ export interface HttpListenerOptions {
   /** Search across sessions (`/api/search`). */
   search: SearchHttpDeps["search"];
   testHooks?: TestHooks;
+  /** The LLM-gateway webhook (`…/webhook/<source>`); absent = every source unknown. */
+  webhook?: WebhookDeps;
   log: Logger;
   /** The owner credential's file, this run (one-time links are bound to it)
    * and the instance clock. */
@@ -54,6 +57,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
       import("./console-api.js"),
     ]);
     const { searchPlugin } = await import("./search/http.js");
+    const { webhookPlugin } = await import("./llm/webhook.js");
     return httpHandlers(server, {
       host,
       port: boundPort,
@@ -65,6 +69,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
         const { inbox, stateDir } = options;
         app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
         app.register(searchPlugin, { search: options.search, now: owner.now });
+        app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
         if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
       },
     });

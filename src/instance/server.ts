@@ -122,10 +122,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           changed: (items) => board.offer(items),
         },
         search: engines.search,
+        webhook: engines.webhook,
         testHooks: options.testHooks
           ? {
               ...{ clock, runner, db: opened.db },
-              expire: () => sessions.expire(),
+              expire: () => engines.expire(),
               compacted: () => compacted,
               inboxReceiver: (sid) => messaging.receiverOf(sid),
             }
