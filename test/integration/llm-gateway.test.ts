@@ -1,0 +1,185 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Pushed } from "../../src/client/client.js";
+import { LLM_PROMPT_CACHE_TTL_MS } from "../../src/contract/constants.js";
+import type { LlmRequestInfo } from "../../src/contract/llm.js";
+import type { PeerInfo } from "../../src/contract/peers.js";
+import { FakeMessagesApi, overloadBody } from "../helpers/fake-messages-api.js";
+import type { TestInstance } from "../helpers/instance.js";
+import { type GatewayProcess, llmInstance, startGatewayCli } from "../helpers/llm.js";
+import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+
+// Issue 13 item 3: `ccmsg gateway` in front of a fake Messages API on
+// loopback, reporting to a real instance through its webhook route.
+
+const TOKEN = "local-token-0123456789";
+const API_KEY = "sk-ant-secret-never-logged-0123456789";
+
+const requestsOf = (f: Pushed) => f.data as LlmRequestInfo[];
+
+/** A Messages API request body: one conversation is its system prompt and
+ * first message (the series), later turns append. */
+function body(
+  system: string,
+  first: string,
+  options: { stream?: boolean; ttl?: "1h"; next?: string } = {},
+) {
+  const later =
+    options.next === undefined
+      ? []
+      : [
+          { role: "assistant", content: "ok" },
+          {
+            role: "user",
+            content: [{ type: "text", text: options.next, cache_control: { type: "ephemeral" } }],
+          },
+        ];
+  return JSON.stringify({
+    model: "claude-test-1",
+    max_tokens: 100,
+    stream: options.stream ?? true,
+    system: [
+      {
+        type: "text",
+        text: system,
+        cache_control: { type: "ephemeral", ...(options.ttl ? { ttl: options.ttl } : {}) },
+      },
+    ],
+    messages: [{ role: "user", content: first }, ...later],
+  });
+}
+
+async function call(base: string, sid: string, payload: string) {
+  const res = await fetch(`${base}/v1/messages`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-api-key": API_KEY,
+      "anthropic-version": "2023-06-01",
+      "x-claude-code-session-id": sid,
+    },
+    body: payload,
+  });
+  return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+describe("ccmsg gateway", () => {
+  let inst: TestInstance;
+  let api: FakeMessagesApi;
+  let gw: GatewayProcess;
+  let person: Peer;
+  const A = newSid();
+  const B = newSid();
+  const C = newSid();
+  const D = newSid();
+  const sessions: Peer[] = [];
+
+  beforeAll(async () => {
+    inst = await llmInstance({ sources: { local: { token: TOKEN } } });
+    api = await FakeMessagesApi.start();
+    gw = await startGatewayCli(inst, api.url);
+    person = await Peer.unix(inst.socket);
+    await person.helloUser();
+    for (const sid of [A, B, C, D]) {
+      const s = await Peer.unix(inst.socket);
+      await s.helloSession(sid, { cwd: "/tmp" });
+      sessions.push(s);
+    }
+  });
+  afterAll(async () => {
+    for (const s of sessions) s.close();
+    person?.close();
+    await gw?.stop();
+    await api?.close();
+    await inst?.stop();
+    expect(contractViolations.splice(0)).toEqual([]);
+  });
+
+  it("passes a stream through byte for byte, headers and credentials included", async () => {
+    const payload = body("sys-direct", "compare");
+    const direct = await call(api.url, A, payload);
+    const via = await call(gw.url, A, payload);
+    expect(via.status).toBe(200);
+    expect(via.bytes.equals(direct.bytes)).toBe(true);
+    expect(via.headers.get("content-type")).toBe("text/event-stream");
+    expect(via.headers.get("x-fake-echo")).toBe("kept");
+    const seen = api.requests.at(-1)!;
+    expect(seen.body).toBe(payload);
+    expect(seen.headers["x-api-key"]).toBe(API_KEY);
+    expect(seen.headers.host).toBe(new URL(api.url).host);
+    // A plain JSON answer too.
+    const plainPayload = body("sys-direct", "compare", { stream: false });
+    const plainDirect = await call(api.url, A, plainPayload);
+    const plainVia = await call(gw.url, A, plainPayload);
+    expect(plainVia.bytes.equals(plainDirect.bytes)).toBe(true);
+  });
+
+  it("passes a 529 overload through and leaves the series as it was", async () => {
+    api.overloaded = 1;
+    const res = await call(gw.url, B, body("sys-b", "overloaded"));
+    expect(res.status).toBe(529);
+    expect(res.bytes.toString()).toBe(overloadBody());
+    expect(res.headers.get("request-id")).toBe("req_overload");
+  });
+
+  it("reports series with main by the rule, gateway_active_at, and windows that expire", async () => {
+    // (Event times are the gateway's clock, so the instance clock moves only
+    // at the end.) C's conversation starts, then a sub-agent whose prompt D
+    // also runs (the shared prefix); D has nothing else (all shared: the
+    // newest is marked).
+    const ours = (f: Pushed) => requestsOf(f).filter((r) => r.sid === C || r.sid === D);
+    await person.subscribe("llm_requests");
+    await call(gw.url, C, body("sys-main", "hello from C"));
+    await call(gw.url, C, body("sys-main", "hello from C", { next: "second turn" }));
+    await call(gw.url, C, body("sys-agent", "same task"));
+    await call(gw.url, D, body("sys-agent", "same task", { ttl: "1h" }));
+    const frame = await person.next(
+      (f) =>
+        f.topic === "llm_requests" &&
+        ours(f).length === 3 &&
+        ours(f).every((r) => r.model !== undefined),
+    );
+    const rows = ours(frame);
+    const ofC = rows.filter((r) => r.sid === C);
+    const ofD = rows.filter((r) => r.sid === D);
+    expect(ofC).toHaveLength(2);
+    expect(ofD).toHaveLength(1);
+    const sharedPrefix = ofD[0]!.prefix;
+    const ownC = ofC.find((r) => r.prefix !== sharedPrefix)!;
+    const subC = ofC.find((r) => r.prefix === sharedPrefix)!;
+    expect(ownC).toMatchObject({
+      main: true,
+      model: "claude-test-1",
+      cache_ttl_secs: 300,
+      status: 200,
+    });
+    expect(ownC.cache_expires_at).toBe(ownC.received_at + 300_000);
+    expect(subC.main).toBe(false);
+    expect(ofD[0]).toMatchObject({ main: true, cache_ttl_secs: 3600 });
+    expect(ownC.credential).toMatch(/^key-[0-9a-f]{12}$/);
+
+    const peers = await person.subscribe("peers");
+    const row = (sid: string) =>
+      (peers.data as { peers: PeerInfo[] }).peers.find((p) => p.sid === sid);
+    expect(row(C)?.gateway_active_at).toBeGreaterThanOrEqual(ownC.received_at);
+    expect(row(D)?.gateway_active_at).toBeGreaterThanOrEqual(ofD[0]!.received_at);
+    // The overloaded request marked B busy without opening a window.
+    expect(row(B)?.gateway_active_at).toBeGreaterThan(0);
+    expect(requestsOf(frame).some((r) => r.sid === B)).toBe(false);
+
+    // Five minutes on, every 5-minute window has ended; D's hour has not.
+    const after = person.next(
+      (f) => f.topic === "llm_requests" && requestsOf(f).every((r) => r.sid === D),
+    );
+    await inst.advanceClock(LLM_PROMPT_CACHE_TTL_MS + 1000);
+    expect(requestsOf(await after)).toEqual([expect.objectContaining({ sid: D, main: true })]);
+  });
+
+  it("never writes a credential to its output or the instance's log", async () => {
+    const log = readFileSync(join(inst.stateDir, "daemon.log"), "utf8");
+    expect(log).not.toContain(API_KEY);
+    expect(log).not.toContain(TOKEN);
+    expect(gw.stderr()).not.toContain(API_KEY);
+  });
+});
