@@ -24,51 +24,84 @@ const USAGE_KEYS = [
 const MAX_LINE_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;
 const DATA = Buffer.from("data:");
+const EVENT = Buffer.from("event:");
+/** The events that carry the model, usage or an error. */
+const TELLING = new Set(["message_start", "message_delta", "error"]);
 // Quotes inside JSON strings are escaped, so these byte sequences occur
-// only as structure, never inside model text: a line without them is passed
-// over without being decoded.
-const USAGE = Buffer.from('"usage"');
-const ERROR = Buffer.from('"error"');
-const MODEL = Buffer.from('"model"');
+// only as structure, never inside model text: a line of an unnamed event
+// without them is passed over without being decoded.
+const KEYS = [Buffer.from('"usage"'), Buffer.from('"error"'), Buffer.from('"model"')];
 
 /**
- * Reads `text/event-stream` chunks as they pass. Per chunk it only looks for
- * newlines and, on `data:` lines, for the three keys above; the lines that
- * have one (`message_start`, `message_delta`, `error` — two or three per
- * response) are decoded and parsed. Later usage counts replace earlier ones
- * (message_delta's are cumulative).
+ * Reads `text/event-stream` chunks as they pass, without holding them up
+ * (the caller hands a chunk on before pushing it here). Per chunk it finds
+ * the newlines; a `data:` line is decoded only when its event is named
+ * `message_start`, `message_delta` or `error` (two or three per response) —
+ * the text deltas in between are skipped without a copy. An event without
+ * an `event:` name is judged by the keys above instead. Later usage counts
+ * replace earlier ones (message_delta's are cumulative).
  */
 export class SseObserver {
   readonly facts: ResponseFacts = { usage: {} };
   private carry: Buffer | undefined;
+  /** The rest of the current line is of no interest. */
   private skipping = false;
+  /** The current event's name, if its `event:` line came. */
+  private event: string | undefined;
 
   push(chunk: Buffer): void {
     let start = 0;
-    for (;;) {
+    while (start < chunk.length) {
       const nl = chunk.indexOf(NEWLINE, start);
-      if (nl < 0) break;
-      if (this.skipping) this.skipping = false;
-      else if (this.carry !== undefined) {
-        this.line(Buffer.concat([this.carry, chunk.subarray(start, nl)]));
-      } else this.line(chunk.subarray(start, nl));
-      this.carry = undefined;
+      const end = nl < 0 ? chunk.length : nl;
+      if (!this.skipping && this.carry === undefined && this.uninteresting(chunk, start, end))
+        this.skipping = true;
+      if (this.skipping) {
+        if (nl < 0) return;
+        this.skipping = false;
+      } else if (nl < 0) {
+        const rest = chunk.subarray(start);
+        if ((this.carry?.length ?? 0) + rest.length > MAX_LINE_BYTES) {
+          this.carry = undefined;
+          this.skipping = true;
+        } else
+          this.carry =
+            this.carry === undefined ? Buffer.from(rest) : Buffer.concat([this.carry, rest]);
+        return;
+      } else {
+        const piece = chunk.subarray(start, nl);
+        this.line(this.carry === undefined ? piece : Buffer.concat([this.carry, piece]));
+        this.carry = undefined;
+      }
       start = nl + 1;
     }
-    if (start >= chunk.length || this.skipping) return;
-    const rest = chunk.subarray(start);
-    const held = (this.carry?.length ?? 0) + rest.length;
-    if (held > MAX_LINE_BYTES) {
-      this.carry = undefined;
-      this.skipping = true;
-    } else
-      this.carry = this.carry === undefined ? Buffer.from(rest) : Buffer.concat([this.carry, rest]);
   }
 
-  private line(line: Buffer): void {
-    if (line.length < DATA.length || line.compare(DATA, 0, DATA.length, 0, DATA.length) !== 0)
+  /** Whether a line starting at `start` is a data line of an event known
+   * not to tell anything (decided from its first bytes, before it ends). */
+  private uninteresting(chunk: Buffer, start: number, end: number): boolean {
+    if (this.event === undefined || TELLING.has(this.event)) return false;
+    return (
+      end - start >= DATA.length &&
+      chunk.compare(DATA, 0, DATA.length, start, start + DATA.length) === 0
+    );
+  }
+
+  private line(raw: Buffer): void {
+    const line = raw.length > 0 && raw[raw.length - 1] === 0x0d ? raw.subarray(0, -1) : raw;
+    if (line.length === 0) {
+      this.event = undefined;
       return;
-    if (line.indexOf(USAGE) < 0 && line.indexOf(ERROR) < 0 && line.indexOf(MODEL) < 0) return;
+    }
+    if (startsWith(line, EVENT)) {
+      this.event = line.subarray(EVENT.length).toString("utf8").trim();
+      return;
+    }
+    if (!startsWith(line, DATA)) return;
+    if (
+      this.event !== undefined ? !TELLING.has(this.event) : !KEYS.some((k) => line.indexOf(k) >= 0)
+    )
+      return;
     let data: unknown;
     try {
       data = JSON.parse(line.subarray(DATA.length).toString("utf8"));
@@ -77,6 +110,12 @@ export class SseObserver {
     }
     readEvent(data, this.facts);
   }
+}
+
+function startsWith(line: Buffer, prefix: Buffer): boolean {
+  return (
+    line.length >= prefix.length && line.compare(prefix, 0, prefix.length, 0, prefix.length) === 0
+  );
 }
 
 /** The facts of a whole (non-streamed) JSON body: a message or an error. */

@@ -96,6 +96,15 @@ describe("the facts of a response", () => {
     );
   });
 
+  it("reads a stream whose events carry no event: names", () => {
+    const unnamed = streamChunks("claude-x", { deltas: 2 })
+      .map((c) => c.replace(/^event: .*\n/, ""))
+      .join("");
+    const sse = new SseObserver();
+    sse.push(Buffer.from(unnamed));
+    expect(sse.facts).toEqual(expected);
+  });
+
   it("reads an error event in a stream and an error body", () => {
     const sse = new SseObserver();
     sse.push(Buffer.from(`event: error\ndata: ${overloadBody()}\n\n`));
