@@ -15,6 +15,7 @@ import { controlHandlers } from "./handlers/control.js";
 import { fileHandlers } from "./handlers/files.js";
 import { forkOriginHandlers } from "./handlers/fork-origin.js";
 import { launcherHandlers } from "./handlers/launcher.js";
+import { llmHandlers } from "./handlers/llm.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import type { Services } from "./handlers/services.js";
 import { sessionControlHandlers } from "./handlers/session-control.js";
@@ -22,7 +23,7 @@ import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
-import { LlmRequests } from "./llm/requests.js";
+import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
@@ -62,8 +63,8 @@ export interface Engines {
   board: WorkItemsTopic;
   transcripts: Transcripts;
   search: SearchEngine;
-  /** `llm_requests`, fed by the webhook route. */
-  llm: LlmRequests;
+  /** `llm_requests`, spend and the webhook route that feeds them. */
+  llm: LlmServed;
   /** The webhook route's sources (ccmsg's config, read once at start) and
    * where its batches go. */
   webhook: WebhookDeps;
@@ -122,13 +123,11 @@ export function buildEngines(input: EngineInputs): Engines {
   const config = configured(input.env, log);
   if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
-  // `llm_events` when a webhook source is configured (DR-0043).
-  const llmSources = config.llm?.sources ?? {};
-  const llm = new LlmRequests(id, clock, hub, sessions, log);
-  if (Object.keys(llmSources).length > 0) {
-    capabilities.add("llm_events");
-    hub.provideValue("llm_requests", () => llm.value());
-  }
+  // `llm_events`, `llm_stats` when a webhook source is configured (DR-0043).
+  const llm = serveLlm({
+    ...{ id, clock, hub, sessions, store, config: config.llm, stateDir: input.stateDir },
+    ...{ capabilities, log },
+  });
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -147,6 +146,8 @@ export function buildEngines(input: EngineInputs): Engines {
     transcripts,
     dumpDir: files.dumps,
     search,
+    llmUsage: llm.usage,
+    now: () => clock.now(),
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -165,10 +166,10 @@ export function buildEngines(input: EngineInputs): Engines {
     transcripts,
     search,
     llm,
-    webhook: { sources: llmSources, ingest: (events) => llm.ingest(events) },
+    webhook: llm.webhook,
     expire: () => {
       sessions.expire();
-      llm.expire();
+      llm.requests.expire();
     },
     runner,
     dispatcher,
@@ -189,6 +190,7 @@ export function handlerTable(services: Services): Handlers {
     ...fileHandlers(services),
     ...launcherHandlers(services),
     ...forkOriginHandlers(services),
+    ...llmHandlers(services),
   };
 }
 

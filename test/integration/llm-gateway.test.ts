@@ -3,12 +3,19 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pushed } from "../../src/client/client.js";
 import { LLM_PROMPT_CACHE_TTL_MS } from "../../src/contract/constants.js";
-import type { LlmRequestInfo } from "../../src/contract/llm.js";
+import type { LlmRequestInfo, LlmStatsReadResult } from "../../src/contract/llm.js";
 import type { PeerInfo } from "../../src/contract/peers.js";
-import { FakeMessagesApi, overloadBody } from "../helpers/fake-messages-api.js";
-import type { TestInstance } from "../helpers/instance.js";
+import { readSessionLlm } from "../../src/gateway/session-file.js";
+import {
+  FakeMessagesApi,
+  OUTPUT_TOKENS,
+  overloadBody,
+  USAGE_START,
+} from "../helpers/fake-messages-api.js";
+import { runCli, type TestInstance } from "../helpers/instance.js";
 import { type GatewayProcess, llmInstance, startGatewayCli } from "../helpers/llm.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+import { until } from "../helpers/real-claude.js";
 
 // Issue 13 item 3: `ccmsg gateway` in front of a fake Messages API on
 // loopback, reporting to a real instance through its webhook route.
@@ -76,7 +83,10 @@ describe("ccmsg gateway", () => {
   const sessions: Peer[] = [];
 
   beforeAll(async () => {
-    inst = await llmInstance({ sources: { local: { token: TOKEN } } });
+    inst = await llmInstance({
+      sources: { local: { token: TOKEN } },
+      prices: { "claude-test": { input: 3, output: 15 } },
+    });
     api = await FakeMessagesApi.start();
     gw = await startGatewayCli(inst, api.url);
     person = await Peer.unix(inst.socket);
@@ -174,6 +184,85 @@ describe("ccmsg gateway", () => {
     );
     await inst.advanceClock(LLM_PROMPT_CACHE_TTL_MS + 1000);
     expect(requestsOf(await after)).toEqual([expect.objectContaining({ sid: D, main: true })]);
+  });
+
+  it("sums spend per day, credential and model, priced from the config's table (llm_stats_read)", async () => {
+    // Every request through the gateway that ended with usage: two in the
+    // first test, four in the third (the overload had none).
+    const stats = await until("six requests counted", async () => {
+      const r = await person.call<LlmStatsReadResult>("llm_stats_read", { days: 1 });
+      const day = Object.values(r.days)[0];
+      const models = day === undefined ? [] : Object.values(day.credentials);
+      const usage = models[0]?.["claude-test-1"];
+      return usage?.requests === 6 ? { day: day!, usage } : undefined;
+    });
+    expect(Object.keys(stats.day.credentials)).toEqual([
+      expect.stringMatching(/^key-[0-9a-f]{12}$/),
+    ]);
+    expect(stats.usage).toMatchObject({
+      input_tokens: 6 * USAGE_START.input_tokens,
+      output_tokens: 6 * OUTPUT_TOKENS,
+      cache_creation_input_tokens: 6 * USAGE_START.cache_creation_input_tokens,
+      cache_read_input_tokens: 6 * USAGE_START.cache_read_input_tokens,
+    });
+    // $3 / $15 per MTok; cache writes ×1.25 (5 min) or ×2 (D's hour), reads ×0.1.
+    const base = 12 * 3 + 42 * 15 + 4096 * 0.3;
+    const expected = (5 * (base + 2048 * 3.75) + (base + 2048 * 6)) / 1e6;
+    expect(stats.usage.usd).toBeCloseTo(expected, 9);
+    expect(stats.day.total_usd).toBeCloseTo(expected, 9);
+  });
+
+  it("writes each session's busy mark, cache window and cost for the statusline and HUD", async () => {
+    const file = await until("C's file with its three requests", async () => {
+      const f = readSessionLlm(inst.stateDir, C);
+      return f?.requests === 3 ? f : undefined;
+    });
+    expect(file.tokens).toEqual({
+      input: 3 * USAGE_START.input_tokens,
+      output: 3 * OUTPUT_TOKENS,
+      cache_creation: 3 * USAGE_START.cache_creation_input_tokens,
+      cache_read: 3 * USAGE_START.cache_read_input_tokens,
+    });
+    expect(file.usd).toBeCloseTo((3 * (12 * 3 + 42 * 15 + 4096 * 0.3 + 2048 * 3.75)) / 1e6, 9);
+    expect(file.in_flight).toBe(false);
+    expect(file.gateway_active_at).toBeGreaterThan(0);
+    // D's hour-long window is still warm: the statusline counts it down and
+    // shows the gateway's cost rather than the harness's.
+    await call(gw.url, D, body("sys-agent", "same task", { ttl: "1h" }));
+    await until("D's file with its second request", async () =>
+      readSessionLlm(inst.stateDir, D)?.requests === 2 ? true : undefined,
+    );
+    const line = await runCli(
+      ["statusline", "--state-dir", inst.stateDir],
+      { ...inst.env, NO_COLOR: "1" },
+      JSON.stringify({
+        session_id: D,
+        model: { display_name: "Test" },
+        cost: { total_cost_usd: 99 },
+      }),
+    );
+    expect(line.stdout).toMatch(/\$0\.03 12ktok/);
+    expect(line.stdout).not.toContain("$99");
+    expect(line.stdout).toMatch(/cache (59m|1h)/);
+    // The HUD takes its cost section from the gateway too.
+    const env = { ...inst.env, CCMSG_STATE_DIR: inst.stateDir };
+    const dFile = readSessionLlm(inst.stateDir, D)!;
+    const hud = await runCli(["hud", "--sid", D, "--json"], env);
+    const cost = (JSON.parse(hud.stdout) as { cost: Record<string, unknown> }).cost;
+    expect(cost.sessionUsd).toBeCloseTo(dFile.usd!, 9);
+    expect(cost.tokens).toMatchObject({
+      cacheCreation: 2 * USAGE_START.cache_creation_input_tokens,
+    });
+    const hudText = await runCli(["hud", "--sid", D, "--text"], env);
+    expect(hudText.stdout).toMatch(
+      /llm +(busy|idle), cache warm (59m|1h) more \(1h window\); cost from the gateway \(2 requests\)/,
+    );
+    // `ccmsg peers` marks the sessions a gateway just saw run.
+    const peersText = await runCli(["peers", "--text"], {
+      ...inst.env,
+      CCMSG_STATE_DIR: inst.stateDir,
+    });
+    expect(peersText.stdout).toMatch(new RegExp(`● ${D.slice(0, 8)}`));
   });
 
   it("never writes a credential to its output or the instance's log", async () => {

@@ -33,12 +33,15 @@ function post(
 const requestsOf = (f: Pushed) => f.data as LlmRequestInfo[];
 
 describe("without a webhook source", () => {
-  it("llm_events is not offered and every source is unknown", async () => {
+  it("llm_events and llm_stats are not offered and every source is unknown", async () => {
     const inst = await llmInstance(undefined);
     try {
       const person = await Peer.unix(inst.socket);
       const hello = (await person.helloUser()) as { capabilities: string[] };
       expect(hello.capabilities).not.toContain("llm_events");
+      expect(hello.capabilities).not.toContain("llm_stats");
+      const stats = await person.request("llm_stats_read", {});
+      expect(stats.error?.code).toBe("capability_unavailable");
       const r = await person.request("topic_subscribe", { topic: "llm_requests" });
       expect(r.error?.code).toBe("capability_unavailable");
       expect((await post(inst, "webhook/ext", "[]")).status).toBe(404);
@@ -60,6 +63,7 @@ describe("the webhook route and llm_requests", () => {
     person = await Peer.unix(inst.socket);
     const hello = (await person.helloUser()) as { capabilities: string[] };
     expect(hello.capabilities).toContain("llm_events");
+    expect(hello.capabilities).toContain("llm_stats");
     for (const sid of [A, B]) {
       const s = await Peer.unix(inst.socket);
       await s.helloSession(sid, { cwd: "/tmp" });

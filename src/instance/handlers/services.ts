@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
+import type { LlmUsage } from "../llm/usage.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
 import type { SearchEngine } from "../search/engine.js";
@@ -35,6 +36,10 @@ export interface Services {
   dumpDir: string;
   /** The search index (DR-0037). */
   search: SearchEngine;
+  /** Spend an LLM gateway reported (DR-0043). */
+  llmUsage: LlmUsage;
+  /** The instance clock. */
+  now(): number;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;

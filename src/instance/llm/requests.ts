@@ -16,6 +16,15 @@ type Held = Omit<LlmRequestInfo, "main">;
 
 /** A bound on warm series held at once; each is one row of a frame. */
 const MAX_SERIES = 2_000;
+/** A session's activity is forgotten a day after its last event. */
+const ACTIVITY_KEPT_MS = 86_400_000;
+
+/** What the gateway saw of one session lately. */
+interface Activity {
+  at: number;
+  /** Requests started and not yet ended, by prefix and receipt. */
+  open: Set<string>;
+}
 
 /**
  * The `llm_requests` topic (contract §5.4): the newest request per (sid,
@@ -32,6 +41,7 @@ export class LlmRequests {
   private readonly series = new Map<SeriesKey, Held>();
   /** When each held series was first seen; dropped with the series. */
   private readonly firstUsed = new Map<SeriesKey, number>();
+  private readonly activity = new Map<string, Activity>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private closed = false;
@@ -49,7 +59,14 @@ export class LlmRequests {
     let changed = false;
     for (const e of events) {
       if (e.sid === undefined) continue;
-      this.sessions.markGatewayActive(e.sid, Math.max(e.received_at, e.completed_at ?? 0));
+      const at = Math.max(e.received_at, e.completed_at ?? 0);
+      this.sessions.markGatewayActive(e.sid, at);
+      const act = this.activity.get(e.sid) ?? { at, open: new Set<string>() };
+      act.at = Math.max(act.at, at);
+      const request = `${e.prefix ?? ""}/${e.received_at}`;
+      if (e.completed_at === undefined && (e.status ?? 0) < 400) act.open.add(request);
+      else act.open.delete(request);
+      this.activity.set(e.sid, act);
       if (e.status !== undefined && e.status >= 400) continue;
       const key = keyOf(e.sid, e.prefix);
       const held = this.series.get(key);
@@ -76,6 +93,24 @@ export class LlmRequests {
     return warm.map((r, i) => ({ ...r, main: main[i]! }));
   }
 
+  /** What a session's line shows: when inference last ran, whether a
+   * request is open, and its main series' window. */
+  sessionView(sid: string): {
+    gateway_active_at?: number;
+    in_flight: boolean;
+    cache_expires_at?: number;
+    cache_ttl_secs?: number;
+  } {
+    const act = this.activity.get(sid);
+    const main = this.value().find((r) => r.sid === sid && r.main);
+    return {
+      ...(act === undefined ? {} : { gateway_active_at: act.at }),
+      in_flight: (act?.open.size ?? 0) > 0,
+      ...(main === undefined ? {} : { cache_expires_at: cacheWindowEnd(main) }),
+      ...(main?.cache_ttl_secs === undefined ? {} : { cache_ttl_secs: main.cache_ttl_secs }),
+    };
+  }
+
   /** Drop series whose window ended, tell subscribers, and wake at the next
    * end. Also called after a test moves the instance clock. */
   expire(): void {
@@ -89,6 +124,8 @@ export class LlmRequests {
         this.firstUsed.delete(key);
       } else next = Math.min(next, end);
     }
+    for (const [sid, act] of this.activity)
+      if (act.at + ACTIVITY_KEPT_MS <= now) this.activity.delete(sid);
     this.hub.invalidate("llm_requests");
     if (next === this.timerAt) return;
     clearTimeout(this.timer);
