@@ -75,7 +75,8 @@ export class LlmUsage {
     const from = days === undefined ? "0000-00-00" : localDay(now - (days - 1) * 86_400_000);
     const out: Record<string, LlmStatsDay> = {};
     for (const r of this.store.since(from)) {
-      const day = (out[r.day] ??= { credentials: {} });
+      const day = out[r.day] ?? { credentials: {} };
+      out[r.day] = day;
       const usage: LlmStatsModelUsage = {
         requests: r.requests,
         input_tokens: r.input_tokens,
@@ -87,7 +88,10 @@ export class LlmUsage {
         usage.usd = r.usd;
         day.total_usd = (day.total_usd ?? 0) + r.usd;
       }
-      (day.credentials[r.credential || "unknown"] ??= {})[r.model || "unknown"] = usage;
+      const credential = r.credential || "unknown";
+      const models = day.credentials[credential] ?? {};
+      models[r.model || "unknown"] = usage;
+      day.credentials[credential] = models;
     }
     return { generated_at: now, days: out };
   }
