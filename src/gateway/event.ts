@@ -47,6 +47,15 @@ export const LlmEvent = Type.Object(
     usage: Type.Optional(LlmEventUsage),
     /** The provider's error type (`overloaded_error`, …) when it failed. */
     error: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    /** The service asked (the upstream's host), for `llm_status`. */
+    upstream: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    /** The response's `anthropic-ratelimit-*` headers, the prefix taken off
+     * (`requests-remaining`, `unified-5h-utilization`, …), for `llm_usage_read`. */
+    ratelimit: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 256 }), {
+        maxProperties: 64,
+      }),
+    ),
   },
   { additionalProperties: false },
 );

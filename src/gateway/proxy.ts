@@ -90,9 +90,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       );
     }
     // The event's fields that come from the request, without its body.
-    const head = {
+    const head: Head = {
       sid: asSid(req.headers["x-claude-code-session-id"]),
       credential: credentialName(req.headers),
+      upstream: upstream.host,
     };
     up.on("response", (ures) => {
       const receivedAt = Date.now();
@@ -100,6 +101,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ures.pipe(res);
       if (!observed) return;
       const status = ures.statusCode ?? 0;
+      head.ratelimit = rateLimitHeaders(ures.rawHeaders);
       // After the pipe's own listener, so a chunk is handed on first.
       const observer = responseObserver(ures);
       void requestFacts.then((r) => options.report(eventOf(head, r, receivedAt, status)));
@@ -230,8 +232,33 @@ function responseObserver(ures: IncomingMessage): () => Promise<ResponseFacts> {
     );
 }
 
+/** What an event takes from the request's and response's headers. */
+interface Head {
+  sid: string | undefined;
+  credential: string | undefined;
+  upstream: string;
+  ratelimit?: Record<string, string>;
+}
+
+const RATELIMIT_PREFIX = "anthropic-ratelimit-";
+
+/** The response's `anthropic-ratelimit-*` headers, prefix off; undefined
+ * when there are none. They state quota, never a secret. */
+function rateLimitHeaders(raw: string[]): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (!name.startsWith(RATELIMIT_PREFIX)) continue;
+    const key = name.slice(RATELIMIT_PREFIX.length);
+    if (key === "" || key.length > 64 || raw[i + 1]!.length > 256) continue;
+    out ??= {};
+    if (Object.keys(out).length < 64) out[key] = raw[i + 1]!;
+  }
+  return out;
+}
+
 function eventOf(
-  head: { sid?: string; credential?: string },
+  head: Head,
   r: RequestFacts,
   receivedAt: number,
   status: number,
@@ -245,6 +272,8 @@ function eventOf(
   const model = f?.model ?? r.model;
   if (model !== undefined) e.model = model.slice(0, 256);
   if (head.credential !== undefined) e.credential = head.credential;
+  e.upstream = head.upstream;
+  if (head.ratelimit !== undefined && completedAt === undefined) e.ratelimit = head.ratelimit;
   if (status >= 100 && status <= 599) e.status = status;
   // Nothing asked to be cached: the window ends as it opens.
   if (r.cache_ttl_secs !== undefined) e.cache_ttl_secs = r.cache_ttl_secs;

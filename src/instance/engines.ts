@@ -123,7 +123,7 @@ export function buildEngines(input: EngineInputs): Engines {
   const config = configured(input.env, log);
   if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
-  // `llm_events`, `llm_stats` when a webhook source is configured (DR-0043).
+  // The LLM capabilities when a webhook source is configured (DR-0043).
   const llm = serveLlm({
     ...{ id, clock, hub, sessions, store, config: config.llm, stateDir: input.stateDir },
     ...{ capabilities, log },
@@ -147,6 +147,7 @@ export function buildEngines(input: EngineInputs): Engines {
     dumpDir: files.dumps,
     search,
     llmUsage: llm.usage,
+    llmQuota: llm.quota,
     now: () => clock.now(),
     self: input.self,
     clientCount: () => connections.size,

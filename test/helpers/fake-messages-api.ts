@@ -50,7 +50,7 @@ export class FakeMessagesApi {
         const model = parsed.model ?? "claude-test";
         const headers = {
           "request-id": `req_${api.requests.length}`,
-          "anthropic-ratelimit-requests-remaining": "99",
+          ...RATE_LIMIT_HEADERS,
           "x-fake-echo": "kept",
         };
         if (!parsed.stream) {
@@ -74,6 +74,17 @@ export class FakeMessagesApi {
     return new Promise((r) => this.server.close(() => r()));
   }
 }
+
+/** Rate-limit headers as the API sends them: an API key's request limit and
+ * a subscription's five-hour window. */
+export const RATE_LIMIT_HEADERS = {
+  "anthropic-ratelimit-requests-limit": "100",
+  "anthropic-ratelimit-requests-remaining": "75",
+  "anthropic-ratelimit-requests-reset": "2099-01-01T00:00:00Z",
+  "anthropic-ratelimit-unified-5h-utilization": "0.42",
+  "anthropic-ratelimit-unified-5h-reset": "4070908800",
+  "anthropic-ratelimit-unified-5h-status": "allowed",
+};
 
 export const USAGE_START = {
   input_tokens: 12,

@@ -3,7 +3,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pushed } from "../../src/client/client.js";
 import { LLM_PROMPT_CACHE_TTL_MS } from "../../src/contract/constants.js";
-import type { LlmRequestInfo, LlmStatsReadResult } from "../../src/contract/llm.js";
+import type {
+  LlmRequestInfo,
+  LlmStatsReadResult,
+  LlmStatusReport,
+  LlmUsageReadResult,
+} from "../../src/contract/llm.js";
 import type { PeerInfo } from "../../src/contract/peers.js";
 import { readSessionLlm } from "../../src/gateway/session-file.js";
 import {
@@ -133,6 +138,68 @@ describe("ccmsg gateway", () => {
     expect(res.headers.get("request-id")).toBe("req_overload");
   });
 
+  it("reports what it saw of the service in llm_status: failing on an overload, the failure share", async () => {
+    // So far: two answers (the first test) and one 529 overload.
+    const id = new URL(api.url).host;
+    const service = (f: Pushed) => (f.data as LlmStatusReport).services.find((x) => x.id === id);
+    const snap = await person.subscribe("llm_status");
+    const failing =
+      service(snap)?.observed?.last_failure?.kind === "overloaded_error"
+        ? snap
+        : await person.next(
+            (f) =>
+              f.topic === "llm_status" &&
+              service(f)?.observed?.last_failure?.kind === "overloaded_error",
+          );
+    expect(service(failing)).toMatchObject({
+      severity: "warning",
+      routes: ["/v1/messages"],
+      observed: { state: "failing", last_failure: { status: 529, kind: "overloaded_error" } },
+    });
+    expect((failing.data as LlmStatusReport).overall.severity).toBe("warning");
+    // Two more overloads: most recent requests failed, which is critical.
+    api.overloaded = 2;
+    await call(gw.url, B, body("sys-b", "overloaded"));
+    await call(gw.url, B, body("sys-b", "overloaded"));
+    const critical = await person.next(
+      (f) => f.topic === "llm_status" && service(f)?.severity === "critical",
+    );
+    expect((critical.data as LlmStatusReport).overall).toMatchObject({
+      severity: "critical",
+      service_counts: { critical: 1 },
+    });
+    // An answer again: reachable, though the share keeps it critical.
+    await call(gw.url, A, body("sys-direct", "fine now", { stream: false }));
+    const back = await person.next(
+      (f) => f.topic === "llm_status" && service(f)?.observed?.state === "reachable",
+    );
+    expect(service(back)?.observed?.last_success_at).toBeGreaterThan(
+      service(back)!.observed!.last_failure!.at!,
+    );
+    await person.request("topic_unsubscribe", { topic: "llm_status" });
+  });
+
+  it("reads each credential's quota from the rate-limit headers (llm_usage_read)", async () => {
+    const r = await person.call<LlmUsageReadResult>("llm_usage_read", {});
+    expect(r.credentials).toHaveLength(1);
+    const [c] = r.credentials;
+    expect(c!.name).toMatch(/^key-[0-9a-f]{12}$/);
+    expect(JSON.stringify(r)).not.toContain(API_KEY);
+    expect(c).toMatchObject({ type: "api_key", support: "observed" });
+    expect(c!.snapshot!.windows).toEqual({
+      requests: {
+        utilization: 0.25,
+        status: "allowed",
+        reset_at: Date.parse("2099-01-01T00:00:00Z"),
+      },
+      "5h": { utilization: 0.42, status: "allowed", reset_at: 4070908800_000, window_secs: 18_000 },
+    });
+    expect(c!.probe_error).toBeUndefined();
+    // Nothing to probe with: a refresh says so and shows the last reading.
+    const refreshed = await person.call<LlmUsageReadResult>("llm_usage_read", { refresh: true });
+    expect(refreshed.credentials[0]!.probe_error).toMatch(/not probed/);
+  });
+
   it("reports series with main by the rule, gateway_active_at, and windows that expire", async () => {
     // (Event times are the gateway's clock, so the instance clock moves only
     // at the end.) C's conversation starts, then a sub-agent whose prompt D
@@ -188,26 +255,27 @@ describe("ccmsg gateway", () => {
 
   it("sums spend per day, credential and model, priced from the config's table (llm_stats_read)", async () => {
     // Every request through the gateway that ended with usage: two in the
-    // first test, four in the third (the overload had none).
-    const stats = await until("six requests counted", async () => {
+    // first test, one in the status test, four in the series test (the
+    // overloads had none).
+    const stats = await until("seven requests counted", async () => {
       const r = await person.call<LlmStatsReadResult>("llm_stats_read", { days: 1 });
       const day = Object.values(r.days)[0];
       const models = day === undefined ? [] : Object.values(day.credentials);
       const usage = models[0]?.["claude-test-1"];
-      return usage?.requests === 6 ? { day: day!, usage } : undefined;
+      return usage?.requests === 7 ? { day: day!, usage } : undefined;
     });
     expect(Object.keys(stats.day.credentials)).toEqual([
       expect.stringMatching(/^key-[0-9a-f]{12}$/),
     ]);
     expect(stats.usage).toMatchObject({
-      input_tokens: 6 * USAGE_START.input_tokens,
-      output_tokens: 6 * OUTPUT_TOKENS,
-      cache_creation_input_tokens: 6 * USAGE_START.cache_creation_input_tokens,
-      cache_read_input_tokens: 6 * USAGE_START.cache_read_input_tokens,
+      input_tokens: 7 * USAGE_START.input_tokens,
+      output_tokens: 7 * OUTPUT_TOKENS,
+      cache_creation_input_tokens: 7 * USAGE_START.cache_creation_input_tokens,
+      cache_read_input_tokens: 7 * USAGE_START.cache_read_input_tokens,
     });
     // $3 / $15 per MTok; cache writes ×1.25 (5 min) or ×2 (D's hour), reads ×0.1.
     const base = 12 * 3 + 42 * 15 + 4096 * 0.3;
-    const expected = (5 * (base + 2048 * 3.75) + (base + 2048 * 6)) / 1e6;
+    const expected = (6 * (base + 2048 * 3.75) + (base + 2048 * 6)) / 1e6;
     expect(stats.usage.usd).toBeCloseTo(expected, 9);
     expect(stats.day.total_usd).toBeCloseTo(expected, 9);
   });

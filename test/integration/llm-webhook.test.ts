@@ -33,13 +33,14 @@ function post(
 const requestsOf = (f: Pushed) => f.data as LlmRequestInfo[];
 
 describe("without a webhook source", () => {
-  it("llm_events and llm_stats are not offered and every source is unknown", async () => {
+  it("no LLM capability is offered and every source is unknown", async () => {
     const inst = await llmInstance(undefined);
     try {
       const person = await Peer.unix(inst.socket);
       const hello = (await person.helloUser()) as { capabilities: string[] };
       expect(hello.capabilities).not.toContain("llm_events");
-      expect(hello.capabilities).not.toContain("llm_stats");
+      for (const c of ["llm_stats", "llm_usage", "llm_status"])
+        expect(hello.capabilities).not.toContain(c);
       const stats = await person.request("llm_stats_read", {});
       expect(stats.error?.code).toBe("capability_unavailable");
       const r = await person.request("topic_subscribe", { topic: "llm_requests" });
@@ -63,7 +64,8 @@ describe("the webhook route and llm_requests", () => {
     person = await Peer.unix(inst.socket);
     const hello = (await person.helloUser()) as { capabilities: string[] };
     expect(hello.capabilities).toContain("llm_events");
-    expect(hello.capabilities).toContain("llm_stats");
+    for (const c of ["llm_stats", "llm_usage", "llm_status"])
+      expect(hello.capabilities).toContain(c);
     for (const sid of [A, B]) {
       const s = await Peer.unix(inst.socket);
       await s.helloSession(sid, { cwd: "/tmp" });

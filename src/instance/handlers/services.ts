@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
+import type { LlmQuota } from "../llm/quota.js";
 import type { LlmUsage } from "../llm/usage.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
@@ -38,6 +39,8 @@ export interface Services {
   search: SearchEngine;
   /** Spend an LLM gateway reported (DR-0043). */
   llmUsage: LlmUsage;
+  /** Quota readings from rate-limit headers (DR-0043). */
+  llmQuota: LlmQuota;
   /** The instance clock. */
   now(): number;
   /** This instance as `InstanceInfo` (itself, reachable). */
