@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { parseHostPort } from "../address.js";
+import { isLoopbackHost, parseHostPort } from "../address.js";
 import { loadConfig } from "../config.js";
 import { startGateway } from "../gateway/proxy.js";
 import { Reporter, type ReportTarget } from "../gateway/reporter.js";
@@ -28,6 +28,10 @@ export const gateway: Command = async (argv) => {
   const config = loadConfig(configFile(undefined)).llm;
   const listen = values.listen ?? config?.gateway?.listen ?? DEFAULT_LISTEN;
   const { host, port } = parseHostPort(listen);
+  // Whoever reaches the port spends through it with their own key, and sees
+  // what it answers: loopback unless asked.
+  if (!isLoopbackHost(host))
+    process.stderr.write(`ccmsg gateway: listening beyond loopback (${host}), as asked\n`);
   let upstream: URL;
   try {
     upstream = new URL(values.upstream ?? config?.gateway?.upstream ?? DEFAULT_UPSTREAM);
