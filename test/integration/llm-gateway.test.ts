@@ -257,9 +257,10 @@ describe("ccmsg gateway", () => {
     // Every request through the gateway that ended with usage: two in the
     // first test, one in the status test, four in the series test (the
     // overloads had none).
+    // (The newest day: a run across local midnight would split the count.)
     const stats = await until("seven requests counted", async () => {
-      const r = await person.call<LlmStatsReadResult>("llm_stats_read", { days: 1 });
-      const day = Object.values(r.days)[0];
+      const r = await person.call<LlmStatsReadResult>("llm_stats_read", { days: 2 });
+      const day = Object.values(r.days).at(-1);
       const models = day === undefined ? [] : Object.values(day.credentials);
       const usage = models[0]?.["claude-test-1"];
       return usage?.requests === 7 ? { day: day!, usage } : undefined;
@@ -300,6 +301,12 @@ describe("ccmsg gateway", () => {
     await until("D's file with its second request", async () =>
       readSessionLlm(inst.stateDir, D)?.requests === 2 ? true : undefined,
     );
+    // `ccmsg peers` marks the sessions a gateway just saw run (within 15 s).
+    const peersText = await runCli(["peers", "--text"], {
+      ...inst.env,
+      CCMSG_STATE_DIR: inst.stateDir,
+    });
+    expect(peersText.stdout).toMatch(new RegExp(`● ${D.slice(0, 8)}`));
     const line = await runCli(
       ["statusline", "--state-dir", inst.stateDir],
       { ...inst.env, NO_COLOR: "1" },
@@ -325,12 +332,6 @@ describe("ccmsg gateway", () => {
     expect(hudText.stdout).toMatch(
       /llm +(busy|idle), cache warm (59m|1h) more \(1h window\); cost from the gateway \(2 requests\)/,
     );
-    // `ccmsg peers` marks the sessions a gateway just saw run.
-    const peersText = await runCli(["peers", "--text"], {
-      ...inst.env,
-      CCMSG_STATE_DIR: inst.stateDir,
-    });
-    expect(peersText.stdout).toMatch(new RegExp(`● ${D.slice(0, 8)}`));
   });
 
   it("never writes a credential to its output or the instance's log", async () => {
