@@ -4,6 +4,7 @@ import { ContractError } from "./contract/errors.js";
 import { presetProblems } from "./contract/transcript-select.js";
 import type { DumpPreset } from "./contract/transcripts.js";
 import { checkLauncher, type LauncherConfig } from "./launcher-config.js";
+import { checkLlm, type LlmConfig } from "./llm-config.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the
@@ -44,6 +45,9 @@ export interface CcmsgConfig {
   /** The board's syncs (`ccmsg board sync`); with `interval_seconds` the
    * instance also runs them on that interval (DR-0040). */
   sync?: SyncConfig;
+  /** LLM-gateway webhook sources, `ccmsg gateway` and the price table
+   * (llm-config.ts); `llm_events` is offered when a source exists. */
+  llm?: LlmConfig;
 }
 
 export interface SyncConfig {
@@ -72,6 +76,7 @@ const KNOWN_KEYS = [
   "search_budget_ms",
   "launcher",
   "sync",
+  "llm",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -185,6 +190,7 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
   }
   if (value.launcher !== undefined) out.launcher = checkLauncher(value.launcher, bad);
   if (value.sync !== undefined) out.sync = checkSync(value.sync, bad);
+  if (value.llm !== undefined) out.llm = checkLlm(value.llm, bad);
   return out;
 }
 

@@ -289,6 +289,17 @@ export const COMMANDS: Record<
       "  --limit n   results (20; at most 200), the best-ranked of the newest 1000 matches",
     ].join("\n"),
   },
+  gateway: {
+    group: () => import("./gateway.js"),
+    help: "gateway [--listen host:port] [--upstream url] — LLM pass-through that reports busy, cost and cache",
+    more: [
+      "Forwards Anthropic Messages API requests unchanged (streams included) and tells the",
+      "instance of its state dir what it saw, as webhook source llm.gateway.source (default",
+      "local; its token in llm.sources). Point a session at it: ANTHROPIC_BASE_URL=http://host:port",
+      "  --listen h:p    where it listens (llm.gateway.listen; default 127.0.0.1:7078)",
+      "  --upstream url  where it forwards (llm.gateway.upstream; default https://api.anthropic.com)",
+    ].join("\n"),
+  },
   queue: {
     group: () => import("./queue.js"),
     help: "queue merge|conflict — merge and conflict queues",

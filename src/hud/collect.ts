@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { GithubSyncFacts } from "../board/sync/github.js";
 import type { LinearSyncFacts } from "../board/sync/linear.js";
 import type { HudStatus } from "../contract/ecc/hud.js";
+import { readSessionLlm, type SessionLlm } from "../gateway/session-file.js";
 import { readInputFields, str } from "../harness/claude/statusline-input.js";
 import { readTodos } from "../harness/claude/todos.js";
 import { DEFAULT_BASH_TIMEOUT_SECONDS, staleShellCalls } from "../harness/loop-signals.js";
@@ -66,6 +67,9 @@ export interface HudResult {
   localCheckNames: string[];
   /** The session's transcript as read, when it has one. */
   reading: SessionReading | undefined;
+  /** What an LLM gateway reported of the session (its busy mark, cache
+   * window and spend), when one did. */
+  gateway: SessionLlm | undefined;
 }
 
 /** The transcript of the target session, folded (resuming from the cache). */
@@ -140,7 +144,15 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     input.remainingPct === undefined
       ? undefined
       : Math.round(Math.min(100, Math.max(0, input.remainingPct)));
-  const sessionUsd = input.costUsd !== undefined && input.costUsd >= 0 ? input.costUsd : null;
+  // A gateway's count, when one saw the session, over the harness's own.
+  const gateway = target.sid === null ? undefined : readSessionLlm(ctx.stateDir, target.sid);
+  const spent = gateway !== undefined && gateway.requests > 0 ? gateway : undefined;
+  const sessionUsd =
+    spent?.usd !== undefined
+      ? spent.usd
+      : input.costUsd !== undefined && input.costUsd >= 0
+        ? input.costUsd
+        : null;
   const budgetUsd = config.budget_usd ?? null;
 
   const dirty = gitOk?.dirty ?? null;
@@ -169,7 +181,17 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
       : dirty === null || conflicts === null || work === undefined || fold === undefined
         ? "unknown"
         : "ok";
-  const tokens = reading === undefined ? undefined : sessionTokens(reading);
+  const tokens =
+    spent !== undefined
+      ? {
+          input: spent.tokens.input,
+          output: spent.tokens.output,
+          cacheCreation: spent.tokens.cache_creation,
+          cacheRead: spent.tokens.cache_read,
+        }
+      : reading === undefined
+        ? undefined
+        : sessionTokens(reading);
   const todoList =
     todos !== undefined || fold === undefined || fold.todos === null
       ? undefined
@@ -317,6 +339,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     work,
     localCheckNames: local?.map((c) => c.name) ?? [],
     reading,
+    gateway,
   };
 }
 

@@ -17,6 +17,7 @@ import { controlHandlers } from "./handlers/control.js";
 import { fileHandlers } from "./handlers/files.js";
 import { forkOriginHandlers } from "./handlers/fork-origin.js";
 import { launcherHandlers } from "./handlers/launcher.js";
+import { llmHandlers } from "./handlers/llm.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import { sandboxHandlers } from "./handlers/sandbox.js";
 import type { Services } from "./handlers/services.js";
@@ -25,6 +26,8 @@ import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
+import { type LlmServed, serveLlm } from "./llm/serve.js";
+import type { WebhookDeps } from "./llm/webhook.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
 import { SandboxGrants } from "./sandbox/grants.js";
@@ -75,6 +78,13 @@ export interface Engines {
   search: SearchEngine;
   /** The sandbox's side of the HTTP listener (DR-0042). */
   sandbox: SandboxSide;
+  /** `llm_requests`, spend and the webhook route that feeds them. */
+  llm: LlmServed;
+  /** The webhook route's sources (ccmsg's config, read once at start) and
+   * where its batches go. */
+  webhook: WebhookDeps;
+  /** Re-check what time makes expire (a test moved the clock). */
+  expire(): void;
   runner: MutationRunner;
   /** The board's interval syncs (started once the socket listens). */
   boardSync: BoardSyncScheduler;
@@ -131,6 +141,11 @@ export function buildEngines(input: EngineInputs): Engines {
   const config = startConfig(input.env, log);
   if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
+  // The LLM capabilities when a webhook source is configured (DR-0043).
+  const llm = serveLlm({
+    ...{ id, clock, hub, sessions, store, config: config.llm, stateDir: input.stateDir },
+    ...{ capabilities, log },
+  });
   const sandbox = new SandboxGrants(() => clock.now());
   const connections = new Set<Connection>();
   const services: Services = {
@@ -151,6 +166,9 @@ export function buildEngines(input: EngineInputs): Engines {
     dumpDir: files.dumps,
     search,
     sandbox,
+    llmUsage: llm.usage,
+    llmQuota: llm.quota,
+    now: () => clock.now(),
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -180,6 +198,12 @@ export function buildEngines(input: EngineInputs): Engines {
         capabilities.add("sandbox");
       },
     },
+    llm,
+    webhook: llm.webhook,
+    expire: () => {
+      sessions.expire();
+      llm.requests.expire();
+    },
     runner,
     boardSync,
     dispatcher,
@@ -201,17 +225,21 @@ export function handlerTable(services: Services): Handlers {
     ...launcherHandlers(services),
     ...forkOriginHandlers(services),
     ...sandboxHandlers(services),
+    ...llmHandlers(services),
   };
 }
 
 /** ccmsg's config as read once, at start: what it sets up (the launcher,
- * the board's interval syncs) stays as it was until a restart. A config that
+ * the board's interval syncs, webhook sources) stays as it was until a restart. A config that
  * cannot be read leaves them off, and the log says why. */
 function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   try {
     return loadConfig(configFile(undefined, env));
   } catch (error) {
-    log.error({ err: error }, "config not read: the launcher and interval syncs are off");
+    log.error(
+      { err: error },
+      "config not read: the launcher, interval syncs and LLM webhook are off",
+    );
     return {};
   }
 }

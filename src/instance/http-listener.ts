@@ -4,6 +4,7 @@ import type { ControlPaneDeps } from "../board/http.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
 import type { ConsoleApiDeps } from "./console-api.js";
 import type { SandboxSide } from "./engines.js";
+import type { WebhookDeps } from "./llm/webhook.js";
 import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
 import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
@@ -23,6 +24,8 @@ export interface HttpListenerOptions {
   /** The sandbox origins (DR-0042): offered once bound where a browser
    * reaches `*.sandbox.localhost` — loopback, or a wildcard address. */
   sandbox: SandboxSide;
+  /** The LLM-gateway webhook (`…/webhook/<source>`); absent = every source unknown. */
+  webhook?: WebhookDeps;
   log: Logger;
   /** The owner credential's file, this run (one-time links are bound to it)
    * and the instance clock. */
@@ -59,6 +62,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
     ]);
     const { searchPlugin } = await import("./search/http.js");
     const { sandboxHost } = await import("./sandbox/serve.js");
+    const { webhookPlugin } = await import("./llm/webhook.js");
     return httpHandlers(server, {
       host,
       port: boundPort,
@@ -71,6 +75,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
         const { inbox, stateDir } = options;
         app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
         app.register(searchPlugin, { search: options.search, now: owner.now });
+        app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
         if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
       },
     });

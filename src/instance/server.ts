@@ -122,11 +122,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
-        ...{ search: engines.search, sandbox: engines.sandbox },
+        ...{ search: engines.search, sandbox: engines.sandbox, webhook: engines.webhook },
         testHooks: options.testHooks
           ? {
               ...{ clock, runner, db: opened.db },
-              expire: () => sessions.expire(),
+              expire: () => engines.expire(),
               compacted: () => compacted,
               inboxReceiver: (sid) => messaging.receiverOf(sid),
             }

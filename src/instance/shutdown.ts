@@ -23,6 +23,7 @@ export interface StopParts {
   presence: { dispose(): void };
   transcripts: { dispose(): void };
   search: { close(): Promise<void> };
+  llm: { close(): void };
   hub: TopicHub;
   connections: ReadonlySet<Connection>;
   uds: KeptSocket;
@@ -56,6 +57,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   // After the flush: the last messages reach the index before it closes.
   await parts.search.close();
   parts.sessions.close();
+  parts.llm.close();
   parts.hub.dispose();
   for (const conn of parts.connections) conn.close();
   await Promise.race([parts.http?.close(), delay(250)]);

@@ -2,6 +2,8 @@ import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
+import type { LlmQuota } from "../llm/quota.js";
+import type { LlmUsage } from "../llm/usage.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
 import type { SandboxGrants } from "../sandbox/grants.js";
@@ -38,6 +40,12 @@ export interface Services {
   search: SearchEngine;
   /** Sandbox grants (DR-0042); serving once the HTTP listener is up. */
   sandbox: SandboxGrants;
+  /** Spend an LLM gateway reported (DR-0043). */
+  llmUsage: LlmUsage;
+  /** Quota readings from rate-limit headers (DR-0043). */
+  llmQuota: LlmQuota;
+  /** The instance clock. */
+  now(): number;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;

@@ -5,6 +5,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { isLoopbackHost, isSandboxName } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../line-framer.js";
+import { WEBHOOK_PATH } from "../llm/webhook-path.js";
 import type { ConsoleFiles } from "./console-files.js";
 import type { HttpHandlers } from "./http-bind.js";
 import {
@@ -93,11 +94,13 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
   };
   // Every route, the plugins' included: the same Host and Origin rule, then
   // the owner's proof — except on the one-time link, which is how a browser
-  // gets it.
+  // gets it, and on the webhook, whose sources prove themselves with their
+  // own tokens (instance/llm/webhook.ts).
   app.addHook("onRequest", async (req, reply) => {
     const refused = admit(req.headers.host, req.headers.origin);
     if (refused !== undefined) return reply.code(403).send({ ok: false, error: refused });
     const url = new URL(req.url, "http://ccmsg.invalid");
+    if (req.method === "POST" && WEBHOOK_PATH.test(url.pathname)) return;
     const answer =
       req.method === "GET" && url.pathname.endsWith(SIGN_IN_PATH)
         ? owner.signIn(url.pathname, url.searchParams.get("token") ?? undefined)

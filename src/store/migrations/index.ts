@@ -5,6 +5,7 @@ import { m0003WorkItems } from "./0003-work-items.js";
 import { m0004CheckRuns } from "./0004-check-runs.js";
 import { m0005InboxHeldAge } from "./0005-inbox-held-age.js";
 import { m0006SyncRuns } from "./0006-sync-runs.js";
+import { m0007LlmUsage } from "./0007-llm-usage.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -14,4 +15,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0004CheckRuns,
   m0005InboxHeldAge,
   m0006SyncRuns,
+  m0007LlmUsage,
 ];
