@@ -1,7 +1,9 @@
 import type { Logger } from "pino";
 import { isLoopbackHost, parseHostPort } from "../address.js";
 import type { ControlPaneDeps } from "../board/http.js";
+import type { HttpConfig } from "../config.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
+import type { PersonAuth } from "./auth/person-auth.js";
 import type { ConsoleApiDeps } from "./console-api.js";
 import type { SandboxSide } from "./engines.js";
 import type { WebhookDeps } from "./llm/webhook.js";
@@ -30,6 +32,10 @@ export interface HttpListenerOptions {
   /** The owner credential's file, this run (one-time links are bound to it)
    * and the instance clock. */
   owner: { secretPath: string; run: InstanceRun; now(): number };
+  /** The endpoint, trusted proxies and source allowlist (config `http`). */
+  network: HttpConfig;
+  /** Person authentication (set once bound; DR-0044). */
+  people(): PersonAuth | undefined;
 }
 
 /**
@@ -68,6 +74,9 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
       port: boundPort,
       accept: options.accept,
       owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
+      network: options.network,
+      people: options.people,
+      instanceId: owner.run.instance,
       console: (app) => consoleFiles(app),
       hosted: sandboxHost({ ...options.sandbox, log: options.log }),
       plugins: (app) => {

@@ -1,3 +1,5 @@
+import { bearer } from "../conn/bearer.js";
+
 /** A refusal of the instance's HTTP API: its status, its code when it has
  * one (`STATE_STORE_BUSY`, a contract code) and, for 503, when to retry. */
 export class ApiError extends Error {
@@ -28,7 +30,10 @@ export async function api<T>(method: "GET" | "POST", path: string, body?: unknow
       method,
       credentials: "same-origin",
       cache: "no-store",
-      headers: body === undefined ? {} : { "content-type": "application/json" },
+      headers: {
+        ...bearer(),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {

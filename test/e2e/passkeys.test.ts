@@ -1,0 +1,238 @@
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import { rawRequest, refreshCookieOf } from "../helpers/raw-http.js";
+import { sharedBrowser } from "./browser.js";
+
+// Issue 14's acceptance in real Chromium with its virtual authenticator
+// (DevTools WebAuthn domain): register through the URL and code that
+// `ccmsg passkey add` prints, sign in, use the console, reload, sign out,
+// sign in again; a replayed refresh token kills its family; removing the
+// passkey ends access; a wrong Origin and an expired challenge fail with the
+// contract's codes.
+
+const b = sharedBrowser();
+let inst: TestInstance;
+/** The console as a person reaches it: `localhost`, a WebAuthn RP ID (an IP
+ * address is not one). */
+let base: string;
+let origin: string;
+
+beforeAll(async () => {
+  inst = await startInstance();
+  base = `http://localhost:${new URL(inst.http).port}/`;
+  origin = base.slice(0, -1);
+}, 30_000);
+afterAll(async () => {
+  await inst?.stop();
+});
+
+async function cli(args: string[]) {
+  const r = await runCli(args, { ...inst.env, CCMSG_STATE_DIR: inst.stateDir });
+  return r;
+}
+
+async function addPasskey(): Promise<{ url: string; code: string; sub: string }> {
+  const r = await cli(["passkey", "add", "--name", "phone", "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as { url: string; code: string; sub: string };
+}
+
+/** A fresh browser profile with a platform authenticator that verifies its user. */
+async function deviceWithAuthenticator(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await b.browser.newContext();
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+    },
+  });
+  return { context, page };
+}
+
+/** `navigator.credentials.get` in the page for a challenge, without posting
+ * it: what a browser would send to `auth/assert`. */
+async function assertion(page: Page, challenge: string): Promise<Record<string, string>> {
+  return page.evaluate(`(async (challenge) => {
+    const b64 = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
+    const raw = Uint8Array.from(atob(challenge.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((challenge.length + 3) % 4)), (c) => c.charCodeAt(0));
+    const cred = await navigator.credentials.get({ publicKey: { challenge: raw, rpId: location.hostname, userVerification: "required" } });
+    const r = cred.response;
+    const out = { raw_id: b64(cred.rawId), client_data_json: b64(r.clientDataJSON), authenticator_data: b64(r.authenticatorData), signature: b64(r.signature) };
+    if (r.userHandle) out.user_handle = b64(r.userHandle);
+    return out;
+  })(${JSON.stringify(challenge)})`);
+}
+
+const browserHeaders = () => ({ origin, "sec-fetch-site": "same-origin" });
+
+async function challenge() {
+  const r = await rawRequest(base, "POST", "/auth/challenge", { origin }, {});
+  expect(r.status).toBe(200);
+  return r.json as { challenge: string; issuer: string; expires_at: number };
+}
+
+async function refreshCookie(context: BrowserContext): Promise<string> {
+  const [c] = await context.cookies(`${base}auth/refresh`);
+  expect(c?.httpOnly).toBe(true);
+  expect(c?.sameSite).toBe("Strict");
+  return `${c!.name}=${c!.value}`;
+}
+
+describe("passkeys in real Chromium", () => {
+  let device: { context: BrowserContext; page: Page };
+  let sub: string;
+
+  it("registers through the printed URL and code, then uses the console", async () => {
+    const added = await addPasskey();
+    expect(added.url.startsWith(`${base}#register=`)).toBe(true);
+    expect(added.code).toMatch(/^[0-9]{6}$/);
+    expect(added.url).not.toContain(added.code);
+    sub = added.sub;
+    device = await deviceWithAuthenticator();
+    const { page } = device;
+    await page.goto(added.url);
+    await page.waitForSelector('[data-page="register"]');
+    // A wrong code first: refused, the page can try again.
+    const wrong = added.code === "000000" ? "111111" : "000000";
+    await page.fill('input[name="code"]', wrong);
+    await page.click('button[type="submit"]');
+    await page.waitForSelector("[data-sign-in-error]");
+    await page.fill('input[name="code"]', added.code);
+    await page.fill('input[name="device"]', "test phone");
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('[data-conn="open"]');
+    expect(await page.textContent("[data-person]")).toBe(sub);
+    // The console works: a view that reads over HTTP and the WebSocket.
+    await page.goto(`${base}#/kv`);
+    await page.waitForSelector('[data-conn="open"]');
+    const listed = JSON.parse((await cli(["passkey", "list", "--json"])).stdout) as {
+      passkeys: { sub: string; device_label?: string; registered_ip?: string }[];
+    };
+    expect(listed.passkeys).toMatchObject([{ sub, device_label: "test phone" }]);
+    // The same URL registers nothing twice.
+    const again = await rawRequest(base, "POST", "/auth/register", browserHeaders(), {
+      token: added.url.split("#register=")[1],
+      code: added.code,
+      challenge: await challenge(),
+      credential: { id: "AA", raw_id: "AA", client_data_json: "AA", attestation_object: "AA" },
+    });
+    expect(again.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+  }, 60_000);
+
+  it("stays signed in across a reload (refresh cookie), signs out, and signs in again", async () => {
+    const { page, context } = device;
+    const before = await refreshCookie(context);
+    await page.reload();
+    await page.waitForSelector('[data-conn="open"]');
+    // Rotated on every use.
+    expect(await refreshCookie(context)).not.toBe(before);
+    await page.click("[data-sign-out]");
+    await page.waitForSelector('[data-page="sign-in"]');
+    await page.click("text=Sign in with a passkey");
+    await page.waitForSelector('[data-conn="open"]');
+    expect(await page.textContent("[data-person]")).toBe(sub);
+  }, 60_000);
+
+  it("a replayed refresh token kills its family and the browser's access with it", async () => {
+    const { page, context } = device;
+    const v0 = await refreshCookie(context);
+    const use = (cookie: string) =>
+      rawRequest(base, "POST", "/auth/refresh", { ...browserHeaders(), cookie }, {});
+    const r1 = await use(v0);
+    expect(r1.status).toBe(200);
+    const v1 = refreshCookieOf(r1)!;
+    const r2 = await use(v1);
+    expect(r2.status).toBe(200);
+    expect(refreshCookieOf(r2)).toBeDefined();
+    // v0 is two rotations old: a replay.
+    const replay = await use(v0);
+    expect(replay.status).toBe(401);
+    expect(replay.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+    // The whole family is dead: the newest value, and the browser's socket.
+    expect((await use(refreshCookieOf(r2)!)).json).toMatchObject({
+      error: { code: "auth_invalid" },
+    });
+    await page.waitForSelector('[data-page="sign-in"]');
+    // A fresh sign-in is a new family.
+    await page.click("text=Sign in with a passkey");
+    await page.waitForSelector('[data-conn="open"]');
+  }, 60_000);
+
+  it("refuses a wrong Origin, a missing Sec-Fetch-Site, and an expired challenge with the contract's codes", async () => {
+    const { page } = device;
+    const c = await challenge();
+    const credential = await assertion(page, c.challenge);
+    const body = { challenge: c, credential };
+    const foreign = await rawRequest(
+      base,
+      "POST",
+      "/auth/assert",
+      { origin: `http://127.0.0.1:${new URL(base).port}`, "sec-fetch-site": "same-origin" },
+      body,
+    );
+    expect(foreign.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+    const typed = await rawRequest(
+      base,
+      "POST",
+      "/auth/assert",
+      { origin, "sec-fetch-site": "none" },
+      body,
+    );
+    expect(typed.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+    // The same assertion is good where it belongs (nothing above spent it).
+    const ok = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), body);
+    expect(ok.json).toMatchObject({ ok: true, sub });
+    // Spent: a second use is refused.
+    const twice = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), body);
+    expect(twice.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+    // A challenge past its 5 minutes.
+    const old = await challenge();
+    const late = await assertion(page, old.challenge);
+    await inst.advanceClock(301_000);
+    const expired = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), {
+      challenge: old,
+      credential: late,
+    });
+    expect(expired.json).toMatchObject({ ok: false, error: { code: "auth_expired" } });
+    // A challenge another instance issued.
+    const other = await challenge();
+    const elsewhere = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), {
+      challenge: { ...other, issuer: "0".repeat(32) },
+      credential: await assertion(page, other.challenge),
+    });
+    expect(elsewhere.json).toMatchObject({ ok: false, error: { code: "auth_unknown_issuer" } });
+  }, 60_000);
+
+  it("removing the passkey ends access: the socket closes, the token and cookie are refused", async () => {
+    const { page, context } = device;
+    await page.waitForSelector('[data-conn="open"]');
+    const cookie = await refreshCookie(context);
+    const r = await cli(["passkey", "remove", sub]);
+    expect(r.code, r.stderr).toBe(0);
+    await page.waitForSelector('[data-page="sign-in"]');
+    const refreshed = await rawRequest(
+      base,
+      "POST",
+      "/auth/refresh",
+      { ...browserHeaders(), cookie },
+      {},
+    );
+    expect(refreshed.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+    // Signing in with the removed passkey fails too.
+    const c = await challenge();
+    const gone = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), {
+      challenge: c,
+      credential: await assertion(page, c.challenge),
+    });
+    expect(gone.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+    expect((await cli(["passkey", "remove", sub])).code).not.toBe(0);
+    await device.context.close();
+  }, 60_000);
+});
