@@ -1,5 +1,7 @@
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { ACCESS_TTL_MS } from "../../src/instance/auth/person-auth.js";
 import { runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { rawRequest, refreshCookieOf } from "../helpers/raw-http.js";
 import { sharedBrowser } from "./browser.js";
@@ -188,6 +190,7 @@ describe("passkeys in real Chromium", () => {
     expect(typed.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
     // The same assertion is good where it belongs (nothing above spent it).
     const ok = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), body);
+
     expect(ok.json).toMatchObject({ ok: true, sub });
     // Spent: a second use is refused.
     const twice = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), body);
@@ -208,6 +211,84 @@ describe("passkeys in real Chromium", () => {
       credential: await assertion(page, other.challenge),
     });
     expect(elsewhere.json).toMatchObject({ ok: false, error: { code: "auth_unknown_issuer" } });
+  }, 60_000);
+
+  it("the WebSocket takes the access token as its subprotocol, reports and moves its deadline, and closes at it", async () => {
+    const { context } = device;
+    const mint = async () => {
+      const r = await rawRequest(
+        base,
+        "POST",
+        "/auth/refresh",
+        {
+          ...browserHeaders(),
+          cookie: await refreshCookie(context),
+        },
+        {},
+      );
+      expect(r.status).toBe(200);
+      // Hand the rotated cookie back to the browser, as its own fetch would.
+      const [name, value] = refreshCookieOf(r)!.split("=") as [string, string];
+      await context.addCookies([
+        { name, value, url: `${base}auth/`, httpOnly: true, sameSite: "Strict" },
+      ]);
+      return (r.json as { access: { value: string; expires_at: number } }).access;
+    };
+    const a = await mint();
+    const wsUrl = `ws://localhost:${new URL(base).port}/ws`;
+    const open = (protocol: string, headers: Record<string, string>) =>
+      new Promise<WebSocket>((resolve, reject) => {
+        const ws = new WebSocket(wsUrl, [protocol], { headers });
+        ws.once("open", () => resolve(ws));
+        ws.once("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+        ws.once("error", reject);
+      });
+    // Another origin, or none (not a browser), is refused.
+    await expect(open(`ccmsg.token.${a.value}`, { origin: "http://127.0.0.1:1" })).rejects.toThrow(
+      /HTTP 403/,
+    );
+    await expect(open(`ccmsg.token.${a.value}`, {})).rejects.toThrow(/HTTP 403/);
+    await expect(open("ccmsg.token.not-a-token", { origin })).rejects.toThrow(/HTTP 401/);
+    const ws = await open(`ccmsg.token.${a.value}`, { origin });
+    expect(ws.protocol).toBe(`ccmsg.token.${a.value}`);
+    let nextId = 1;
+    const replies = new Map<string, (v: Record<string, unknown>) => void>();
+    ws.on("message", (data: Buffer) => {
+      for (const line of data.toString().split("\n")) {
+        if (line === "") continue;
+        const f = JSON.parse(line) as Record<string, unknown>;
+        replies.get(f.request_id as string)?.(f);
+      }
+    });
+    const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+    const call = (op: string, args: object = {}) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        const id = String(nextId++);
+        replies.set(id, resolve);
+        ws.send(`${JSON.stringify({ op, request_id: id, ...args })}\n`);
+      });
+    const hello = await call("hello", { role: "user", protocol_version: 3 });
+    expect(hello).toMatchObject({ ok: true, auth_expires_at: a.expires_at });
+    // Past half its life the access token is re-minted; auth_refresh moves
+    // the live connection's deadline to the new one's.
+    await inst.advanceClock(ACCESS_TTL_MS * 0.6);
+    const b2 = await mint();
+    expect(b2.expires_at).toBeGreaterThan(a.expires_at);
+    expect(await call("auth_refresh", { access_token: b2.value })).toMatchObject({
+      ok: true,
+      auth_expires_at: b2.expires_at,
+    });
+    expect(await call("auth_refresh", { access_token: "bm90LWEtdG9rZW4" })).toMatchObject({
+      ok: false,
+      error: { code: "auth_invalid" },
+    });
+    // Past the first deadline, the connection still serves.
+    await inst.advanceClock(ACCESS_TTL_MS * 0.5);
+    expect(await call("instance_ping")).toMatchObject({ ok: true });
+    // Past the moved deadline it closes.
+    await inst.advanceClock(ACCESS_TTL_MS);
+    ws.send(`${JSON.stringify({ op: "instance_ping", request_id: "late" })}\n`);
+    expect(await closed).toBe(4001);
   }, 60_000);
 
   it("removing the passkey ends access: the socket closes, the token and cookie are refused", async () => {

@@ -183,8 +183,25 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
         });
         person = session;
       }
+      // Past the deadline no frame is served, whenever the timer fires.
+      const session = person;
+      const reader: typeof transport.reader =
+        session === undefined || p === undefined
+          ? transport.reader
+          : {
+              ...transport.reader,
+              listen: (handlers) =>
+                transport.reader.listen({
+                  ...handlers,
+                  frame: (line) => {
+                    if (p.now() >= session.expiresAt) session.close("access token expired");
+                    else handlers.frame(line);
+                  },
+                }),
+            };
       options.accept({
         ...transport,
+        reader,
         peer: tcpPeer(socket),
         ...(person === undefined ? {} : { person }),
       });

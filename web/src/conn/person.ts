@@ -65,7 +65,13 @@ function adopt(session: AuthSession): AuthSession {
 /** Register this device's passkey with a registration URL's token and code. */
 export async function register(token: string, code: string, label: string): Promise<AuthSession> {
   const c = await challenge();
-  const userId = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))))
+  // The WebAuthn user id is fixed per registration URL, so a retry (a
+  // mistyped code after the passkey was made) replaces this device's first
+  // passkey instead of leaving an orphan beside it.
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)),
+  );
+  const userId = btoa(String.fromCharCode(...digest.slice(0, 16)))
     .replace(/\+/g, "-")
     .replace(/\//g, "_")
     .replace(/=+$/, "");
