@@ -1,3 +1,6 @@
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
@@ -162,6 +165,25 @@ describe("passkeys in real Chromium", () => {
       error: { code: "auth_invalid" },
     });
     await page.waitForSelector('[data-page="sign-in"]');
+    // Only hashes of token values are stored: none of the values handed out
+    // appears anywhere in the auth tables.
+    const db = new Database(join(inst.stateDir, "ccmsg.db"), { readonly: true });
+    try {
+      const stored = JSON.stringify(
+        ["auth_families", "auth_retired", "auth_access", "auth_credentials"].map((t) =>
+          db.prepare(`SELECT * FROM ${t}`).all(),
+        ),
+      );
+      for (const c of [v0, v1, refreshCookieOf(r2)!]) {
+        const value = c.split("=")[1]!;
+        expect(stored).not.toContain(value);
+        expect(stored).toContain(createHash("sha256").update(value).digest("hex"));
+      }
+      const access = (r1.json as { access: { value: string } }).access.value;
+      expect(stored).not.toContain(access);
+    } finally {
+      db.close();
+    }
     // A fresh sign-in is a new family.
     await page.click("text=Sign in with a passkey");
     await page.waitForSelector('[data-conn="open"]');

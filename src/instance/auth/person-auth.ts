@@ -181,8 +181,10 @@ export class PersonAuth {
   /** Whether registration is in use: a passkey, or a URL still open. Until
    * then a browser without the owner's cookie is told to run `ccmsg open`. */
   inUse(): boolean {
-    this.sweep(this.o.now());
-    return this.registrations.size > 0 || this.o.store.credentials().length > 0;
+    const now = this.o.now();
+    for (const r of this.registrations.values())
+      if (!r.spent && r.claims.expires_at > now) return true;
+    return this.o.store.credentials().length > 0;
   }
 
   // --- the HTTP-carried ops ---
@@ -212,10 +214,8 @@ export class PersonAuth {
     const vague = () => contractError("auth_invalid", "this registration URL or code is not valid");
     if (reg === undefined || !equal(signature, sign(reg.secret, reg.claims))) throw vague();
     if (reg.spent) throw vague();
-    if (reg.claims.expires_at <= now) {
-      this.registrations.delete(jti);
+    if (reg.claims.expires_at <= now)
       throw contractError("auth_expired", "this registration URL has expired");
-    }
     if (!equal(args.code, reg.code)) {
       if (++reg.attempts >= REGISTRATION_ATTEMPTS) reg.spent = true;
       throw vague();
@@ -441,8 +441,10 @@ export class PersonAuth {
   /** Drop what has expired (challenges, URLs, stored token hashes). */
   sweep(now: number): void {
     for (const [c, exp] of this.challenges) if (exp <= now) this.challenges.delete(c);
+    // An expired URL is remembered for another lifetime, so it is answered
+    // `auth_expired` rather than `auth_invalid` (contract §3).
     for (const [jti, r] of this.registrations)
-      if (r.claims.expires_at <= now || r.spent) this.registrations.delete(jti);
+      if (r.claims.expires_at + REGISTRATION_TTL_MS <= now) this.registrations.delete(jti);
   }
 
   async prune(): Promise<void> {
