@@ -1,12 +1,10 @@
 import { hostname } from "node:os";
-import { isLoopbackHost, parseHostPort } from "../address.js";
 import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { InstanceLock } from "../instance-lock.js";
 import { claimingHarness, configHome, stateFiles } from "../paths.js";
 import { prepareStateDir } from "../state-dir.js";
 import { VERSION } from "../version.js";
-import type { PersonAuth } from "./auth/person-auth.js";
 import { Clock } from "./clock.js";
 import { instanceLog } from "./deferred-log.js";
 import { buildEngines } from "./engines.js";
@@ -88,16 +86,12 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       ).then(resolveStopped);
       return stopping;
     };
-    // Person authentication needs the bound port for its default endpoint,
-    // so it is made once HTTP is bound.
-    let people: PersonAuth | undefined;
     const engines = buildEngines({
       ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
       ...{ harness: claimingHarness(env), stateDir: options.stateDir },
       self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
-      shutdown: (reason) => void stop(reason),
-      people: () => people,
+      ...{ shutdown: (reason: string) => void stop(reason), people: () => http?.people },
     });
     const { sessions, messaging, runner, board, connections } = engines;
     const accept = (transport: Transport) => {
@@ -106,7 +100,6 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       connections.add(conn);
       conn.onClose(() => connections.delete(conn));
     };
-
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     void logFile.load();
@@ -114,19 +107,8 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const compacted = engines.search.ready.then(() => opened.compact(startedAt));
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
-      const { AuthRecordsStore } = await import("../store/auth-records.js");
-      const records = new AuthRecordsStore(opened.db);
-      const bindHost = parseHostPort(options.http).host;
-      // Beyond loopback only for people who can prove who they are (DR-0044).
-      if (!isLoopbackHost(bindHost) && records.credentials().length === 0)
-        throw new Error(
-          `refusing to listen on ${options.http}: beyond loopback the console needs at least one passkey. Start on loopback (ccmsg daemon start), run \`ccmsg passkey add\` and register it at the printed URL (reached through your reverse proxy or tailnet endpoint), then restart with --http ${options.http}`,
-        );
-      const network = engines.config.http ?? {};
       http = await startHttp({
-        network,
-        people: () => people,
-        ...{ listen: options.http, accept, log, inbox: opened.inbox, stateDir: options.stateDir },
+        ...{ listen: options.http, accept, log, store: opened, stateDir: options.stateDir },
         owner: {
           secretPath: files.ownerSecret,
           run: { instance: id, startedAt },
@@ -140,6 +122,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           changed: (items) => board.offer(items),
         },
         ...{ search: engines.search, sandbox: engines.sandbox, webhook: engines.webhook },
+        ...{ network: engines.config.http ?? {}, accessTtlMs: hook("CCMSG_TEST_ACCESS_TTL_MS") },
         testHooks: options.testHooks
           ? {
               ...{ clock, runner, db: opened.db },
@@ -151,29 +134,6 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       });
     }
     const url = http === undefined ? null : `http://${http.address}/`;
-    if (http !== undefined) {
-      const { PersonAuth } = await import("./auth/person-auth.js");
-      const { AuthRecordsStore } = await import("../store/auth-records.js");
-      const bound = parseHostPort(http.address);
-      const endpoint =
-        engines.config.http?.endpoint ??
-        (isLoopbackHost(bound.host) || bound.host === "0.0.0.0" || bound.host === "::"
-          ? `http://localhost:${bound.port}/`
-          : `http://${http.address}/`);
-      people = new PersonAuth({
-        instanceId: id,
-        unit: unitName(),
-        endpoint,
-        store: new AuthRecordsStore(opened.db),
-        commit: (write) => opened.queue.run(write),
-        now: () => clock.now(),
-        log,
-        ...(hook("CCMSG_TEST_ACCESS_TTL_MS") === undefined
-          ? {}
-          : { accessTtlMs: hook("CCMSG_TEST_ACCESS_TTL_MS")! }),
-      });
-      void people.prune().catch((error: unknown) => log.warn({ err: error }, "auth prune failed"));
-    }
     const info = { instance: id, pid: process.pid, socket: files.socket, http: url };
     const json = { ...info, started_at: startedAt, version: VERSION };
     writeFileAtomic(files.instanceJson, `${JSON.stringify(json, null, 2)}\n`);
@@ -186,11 +146,4 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     await release();
     throw error;
   }
-}
-
-/** The instance's operator-facing name for subjects (`<unit>-<n>`): the
- * host's first label, in the characters a subject keeps readable. */
-function unitName(): string {
-  const label = (hostname().split(".")[0] ?? "").toLowerCase().replace(/[^a-z0-9-]/g, "");
-  return label === "" ? "ccmsg" : label.slice(0, 64);
 }

@@ -58,12 +58,7 @@ export function App() {
         />
       </main>
     );
-  if (wire.state.value === "signed_out")
-    return (
-      <main id="main" tabIndex={-1}>
-        <SignInPage />
-      </main>
-    );
+  const signedOut = wire.state.value === "signed_out";
   return (
     <>
       <a class="skip-link" href="#main">
@@ -147,6 +142,7 @@ export function App() {
         </div>
       )}
       <main id="main" tabIndex={-1}>
+        {signedOut && <SignInPage />}
         {r.view === "sessions" && <SessionsView />}
         {r.view === "session" && <SessionView key={r.sid} sid={r.sid} />}
         {r.view === "board" && <BoardView />}

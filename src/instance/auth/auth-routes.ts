@@ -6,7 +6,8 @@ import {
   AuthRefreshTokenArgs,
   AuthRegisterArgs,
 } from "../../contract/auth.js";
-import { ContractError } from "../../contract/errors.js";
+import { ContractError, type ErrorCode } from "../../contract/errors.js";
+import { encodeFailure, encodeReply } from "../../contract/frames.js";
 import { validationErrors } from "../../contract/validate.js";
 import type { Minted, Observed, PersonAuth } from "./person-auth.js";
 import { REFRESH_TTL_MS } from "./person-auth.js";
@@ -25,6 +26,8 @@ export interface AuthRoutesDeps {
   /** The client's address as recovered through trusted proxies. */
   clientIp(req: FastifyRequest): string | undefined;
 }
+
+const JSON_TYPE = "application/json; charset=utf-8";
 
 type Route = "challenge" | "register" | "assert" | "refresh";
 
@@ -51,11 +54,12 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
   };
   const handle = (route: Route) => async (req: FastifyRequest, reply: FastifyReply) => {
     const requestId = `http-${nextId++}`;
-    const fail = (status: number, code: string, msg: string) =>
+    const fail = (status: number, code: ErrorCode, msg: string) =>
       reply
         .code(status)
         .header("cache-control", "no-store")
-        .send({ ok: false, request_id: requestId, error: { code, msg } });
+        .type(JSON_TYPE)
+        .send(encodeFailure(requestId, { code, msg }));
     const ip = deps.clientIp(req);
     const wait = limited(ip ?? "");
     if (wait !== undefined) {
@@ -91,7 +95,8 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       if (route === "challenge")
         return reply
           .header("cache-control", "no-store")
-          .send({ ok: true, request_id: requestId, ...people.challenge() });
+          .type(JSON_TYPE)
+          .send(encodeReply(requestId, people.challenge()));
       const minted: Minted =
         route === "register"
           ? await people.register(body as AuthRegisterArgs, seen)
@@ -113,11 +118,12 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
             REFRESH_TTL_MS / 1000,
           ),
         )
-        .send({ ok: true, request_id: requestId, sub: minted.sub, access: minted.access });
+        .type(JSON_TYPE)
+        .send(encodeReply(requestId, { sub: minted.sub, access: minted.access }));
     } catch (error) {
       if (!(error instanceof ContractError)) throw error;
-      const status = error.code === "invalid_args" ? 400 : 401;
-      return fail(status, error.code, error.message);
+      const { code, msg } = error.toBody();
+      return fail(code === "invalid_args" ? 400 : 401, code, msg);
     }
   };
   for (const route of ["challenge", "register", "assert", "refresh"] as const)

@@ -45,7 +45,7 @@ export function connectHandlers(s: Services): Handlers {
       if (conn.person !== undefined && args.role !== "user")
         throw contractError(
           "invalid_args",
-          "a connection opened with a person's access token greets as role user",
+          "a connection opened with a person's access token greets with role user",
         );
       if (args.role === "instance" && conn.kind === "ws") {
         // Over WebSocket an instance must prove its endpoint (mesh handshake);
