@@ -189,7 +189,7 @@ describe("passkeys in real Chromium", () => {
     await page.waitForSelector('[data-conn="open"]');
   }, 60_000);
 
-  it("refuses a wrong Origin, a missing Sec-Fetch-Site, and an expired challenge with the contract's codes", async () => {
+  it("refuses a wrong Origin, a missing Sec-Fetch-Site, a wrong RP ID and an expired challenge with the contract's codes", async () => {
     const { page } = device;
     const c = await challenge();
     const credential = await assertion(page, c.challenge);
@@ -226,6 +226,29 @@ describe("passkeys in real Chromium", () => {
       credential: late,
     });
     expect(expired.json).toMatchObject({ ok: false, error: { code: "auth_expired" } });
+    // A passkey whose recorded RP ID is not the one the browser signed for
+    // (as if registered for another host): the rpIdHash does not match.
+    // Browsers refuse to sign for a foreign RP ID, so the record is changed.
+    const edit = (rpId: string) => {
+      const db = new Database(join(inst.stateDir, "ccmsg.db"));
+      try {
+        db.prepare("UPDATE auth_credentials SET rp_id = ?").run(rpId);
+      } finally {
+        db.close();
+      }
+    };
+    edit("elsewhere.example");
+    try {
+      const c2 = await challenge();
+      const wrongRp = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), {
+        challenge: c2,
+        credential: await assertion(page, c2.challenge),
+      });
+      expect(wrongRp.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+      expect(JSON.stringify(wrongRp.json)).toMatch(/RP ID/i);
+    } finally {
+      edit("localhost");
+    }
     // A challenge another instance issued.
     const other = await challenge();
     const elsewhere = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), {
@@ -289,6 +312,13 @@ describe("passkeys in real Chromium", () => {
         replies.set(id, resolve);
         ws.send(`${JSON.stringify({ op, request_id: id, ...args })}\n`);
       });
+    // A person's token speaks for a person, never a session.
+    const asSession = await call("hello", {
+      role: "session",
+      protocol_version: 3,
+      sid: "0f0e0d0c-0b0a-4908-8706-050403020100",
+    });
+    expect(asSession).toMatchObject({ ok: false, error: { code: "invalid_args" } });
     const hello = await call("hello", { role: "user", protocol_version: 3 });
     expect(hello).toMatchObject({ ok: true, auth_expires_at: a.expires_at });
     // Past half its life the access token is re-minted; auth_refresh moves

@@ -14,8 +14,8 @@ import { REFRESH_TTL_MS } from "./person-auth.js";
 
 /** The four HTTP-carried auth ops share one bucket per client address:
  * this many requests at once, refilled at `RATE_PER_S`. */
-export const RATE_BURST = 30;
-export const RATE_PER_S = 1;
+export const RATE_BURST = 60;
+export const RATE_PER_S = 2;
 
 export interface AuthRoutesDeps {
   /** Undefined until the listener is bound (then the routes answer). */
