@@ -90,6 +90,24 @@ async function refreshCookie(context: BrowserContext): Promise<string> {
   return `${c!.name}=${c!.value}`;
 }
 
+/** A new access token from the browser's refresh cookie, handing the rotated
+ * cookie back to the browser as its own fetch would. */
+async function mint(context: BrowserContext): Promise<{ value: string; expires_at: number }> {
+  const r = await rawRequest(
+    base,
+    "POST",
+    "/auth/refresh",
+    { ...browserHeaders(), cookie: await refreshCookie(context) },
+    {},
+  );
+  expect(r.status).toBe(200);
+  const [name, value] = refreshCookieOf(r)!.split("=") as [string, string];
+  await context.addCookies([
+    { name, value, url: `${base}auth/`, httpOnly: true, sameSite: "Strict" },
+  ]);
+  return (r.json as { access: { value: string; expires_at: number } }).access;
+}
+
 describe("passkeys in real Chromium", () => {
   let device: { context: BrowserContext; page: Page };
   let sub: string;
@@ -258,28 +276,33 @@ describe("passkeys in real Chromium", () => {
     expect(elsewhere.json).toMatchObject({ ok: false, error: { code: "auth_unknown_issuer" } });
   }, 60_000);
 
+  it("adds another device for the person signed in", async () => {
+    const { page } = device;
+    await page.click("text=Add a device");
+    await page.waitForSelector("[data-added-device]");
+    const text = (await page.textContent("[data-added-device]")) ?? "";
+    const url = /https?:\/\/\S+#register=[A-Za-z0-9_.-]+/.exec(text)?.[0];
+    const code = /code (\d{6})/.exec(text)?.[1];
+    expect(url).toBeDefined();
+    const laptop = await deviceWithAuthenticator();
+    try {
+      await laptop.page.goto(url!);
+      await laptop.page.fill('input[name="code"]', code!);
+      await laptop.page.click('button[type="submit"]');
+      await laptop.page.waitForSelector('[data-conn="open"]');
+      expect(await laptop.page.textContent("[data-person]")).toBe(sub);
+    } finally {
+      await laptop.context.close();
+    }
+    const listed = JSON.parse((await cli(["passkey", "list", "--json"])).stdout) as {
+      passkeys: { sub: string }[];
+    };
+    expect(listed.passkeys.map((p) => p.sub)).toEqual([sub, sub]);
+  }, 60_000);
+
   it("the WebSocket takes the access token as its subprotocol, reports and moves its deadline, and closes at it", async () => {
     const { context } = device;
-    const mint = async () => {
-      const r = await rawRequest(
-        base,
-        "POST",
-        "/auth/refresh",
-        {
-          ...browserHeaders(),
-          cookie: await refreshCookie(context),
-        },
-        {},
-      );
-      expect(r.status).toBe(200);
-      // Hand the rotated cookie back to the browser, as its own fetch would.
-      const [name, value] = refreshCookieOf(r)!.split("=") as [string, string];
-      await context.addCookies([
-        { name, value, url: `${base}auth/`, httpOnly: true, sameSite: "Strict" },
-      ]);
-      return (r.json as { access: { value: string; expires_at: number } }).access;
-    };
-    const a = await mint();
+    const a = await mint(context);
     const wsUrl = `ws://localhost:${new URL(base).port}/ws`;
     const open = (protocol: string, headers: Record<string, string>) =>
       new Promise<WebSocket>((resolve, reject) => {
@@ -324,7 +347,7 @@ describe("passkeys in real Chromium", () => {
     // Past half its life the access token is re-minted; auth_refresh moves
     // the live connection's deadline to the new one's.
     await inst.advanceClock(ACCESS_TTL_MS * 0.6);
-    const b2 = await mint();
+    const b2 = await mint(context);
     expect(b2.expires_at).toBeGreaterThan(a.expires_at);
     expect(await call("auth_refresh", { access_token: b2.value })).toMatchObject({
       ok: true,
@@ -346,6 +369,11 @@ describe("passkeys in real Chromium", () => {
   it("removing the passkey ends access: the socket closes, the token and cookie are refused", async () => {
     const { page, context } = device;
     await page.waitForSelector('[data-conn="open"]');
+    // The control-pane API and the console's API take the person's token.
+    const access = await mint(context);
+    const bearer = { authorization: `Bearer ${access.value}` };
+    for (const path of ["/api/snapshot", "/api/health", "/api/console/held"])
+      expect((await rawRequest(base, "GET", path, bearer)).status, path).toBe(200);
     const cookie = await refreshCookie(context);
     const r = await cli(["passkey", "remove", sub]);
     expect(r.code, r.stderr).toBe(0);
@@ -358,6 +386,8 @@ describe("passkeys in real Chromium", () => {
       {},
     );
     expect(refreshed.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+    for (const path of ["/api/snapshot", "/api/health"])
+      expect((await rawRequest(base, "GET", path, bearer)).status, path).toBe(401);
     // Signing in with the removed passkey fails too.
     const c = await challenge();
     const gone = await rawRequest(base, "POST", "/auth/assert", browserHeaders(), {
