@@ -75,6 +75,22 @@ async function assertion(page: Page, challenge: string): Promise<Record<string, 
   })(${JSON.stringify(challenge)})`);
 }
 
+/** `navigator.credentials.create` in the page for a challenge, without
+ * posting it: what a browser would send to `auth/register`. */
+async function creation(page: Page, challenge: string): Promise<Record<string, string>> {
+  return page.evaluate(`(async (challenge) => {
+    const b64 = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
+    const raw = Uint8Array.from(atob(challenge.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((challenge.length + 3) % 4)), (c) => c.charCodeAt(0));
+    const cred = await navigator.credentials.create({ publicKey: {
+      challenge: raw, rp: { id: location.hostname, name: "ccmsg" },
+      user: { id: crypto.getRandomValues(new Uint8Array(16)), name: "t", displayName: "t" },
+      pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+      authenticatorSelection: { residentKey: "required", userVerification: "required" }, attestation: "none" } });
+    const id = b64(cred.rawId);
+    return { id, raw_id: id, client_data_json: b64(cred.response.clientDataJSON), attestation_object: b64(cred.response.attestationObject) };
+  })(${JSON.stringify(challenge)})`);
+}
+
 const browserHeaders = () => ({ origin, "sec-fetch-site": "same-origin" });
 
 async function challenge() {
@@ -298,6 +314,34 @@ describe("passkeys in real Chromium", () => {
       passkeys: { sub: string }[];
     };
     expect(listed.passkeys.map((p) => p.sub)).toEqual([sub, sub]);
+  }, 60_000);
+
+  it("honours a registration without the challenge argument when this instance holds the signed challenge", async () => {
+    const added = await addPasskey();
+    const token = added.url.split("#register=")[1]!;
+    const tablet = await deviceWithAuthenticator();
+    try {
+      await tablet.page.goto(base);
+      const c = await challenge();
+      const credential = await creation(tablet.page, c.challenge);
+      const r = await rawRequest(base, "POST", "/auth/register", browserHeaders(), {
+        token,
+        code: added.code,
+        credential,
+      });
+      expect(r.json).toMatchObject({ ok: true, sub: added.sub });
+      expect(refreshCookieOf(r)).toBeDefined();
+      // The challenge is spent with it.
+      const again = await rawRequest(base, "POST", "/auth/register", browserHeaders(), {
+        token,
+        code: added.code,
+        credential,
+      });
+      expect(again.json).toMatchObject({ ok: false, error: { code: "auth_invalid" } });
+    } finally {
+      await tablet.context.close();
+    }
+    expect((await cli(["passkey", "remove", added.sub])).code).toBe(0);
   }, 60_000);
 
   it("the WebSocket takes the access token as its subprotocol, reports and moves its deadline, and closes at it", async () => {

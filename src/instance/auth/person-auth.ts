@@ -226,7 +226,10 @@ export class PersonAuth {
   }
 
   async register(args: AuthRegisterArgs, seen: Observed): Promise<Minted> {
-    const challenge = this.spendChallenge(args.challenge?.issuer, args.challenge?.challenge);
+    // Without `challenge`, only one this instance holds can be honoured: the
+    // one the browser signed, read from its clientDataJSON (contract §9.2).
+    const expected = args.challenge?.challenge ?? signedChallenge(args.credential.client_data_json);
+    const challenge = this.spendChallenge(args.challenge?.issuer ?? this.o.instanceId, expected);
     const claimsOf = (): RegisterClaims & { webui: string } => {
       const resolved = this.resolve({ kind: "register", token: args.token, code: args.code });
       if (resolved.kind !== "register") throw contractError("auth_invalid", "not a registration");
@@ -251,7 +254,7 @@ export class PersonAuth {
           clientExtensionResults: {},
           response: { clientDataJSON: c.client_data_json, attestationObject: c.attestation_object },
         },
-        expectedChallenge: args.challenge?.challenge ?? "",
+        expectedChallenge: expected ?? "",
         expectedOrigin: claims.webui,
         expectedRPID: claims.rp_id,
         requireUserPresence: true,
@@ -528,6 +531,16 @@ function equal(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The challenge a browser signed, as its clientDataJSON names it. */
+function signedChallenge(clientDataJson: string): string | undefined {
+  try {
+    const data = JSON.parse(Buffer.from(clientDataJson, "base64url").toString("utf8"));
+    return typeof data?.challenge === "string" ? data.challenge : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `crossOrigin` true or a `topOrigin` means the ceremony ran in a frame of

@@ -236,13 +236,13 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       principals.set(req.raw, principal);
       return;
     }
-    const page =
-      req.method === "GET" && url.pathname.endsWith("/") && !url.pathname.startsWith("/api/");
+    const api = url.pathname.startsWith("/api/");
+    const page = req.method === "GET" && url.pathname.endsWith("/") && !api;
     // While passkeys are in use, the console's page and files are its
     // sign-in page: they hold no data, and everything they read needs a token.
     if (
       req.method === "GET" &&
-      (page || ASSET_PATH.test(url.pathname)) &&
+      (page || (!api && ASSET_PATH.test(url.pathname))) &&
       people()?.inUse() === true
     )
       return;
