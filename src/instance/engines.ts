@@ -24,6 +24,7 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
+import { ReservationSweeper } from "./reservation-sweeper.js";
 import { SearchEngine } from "./search/engine.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
@@ -60,6 +61,7 @@ export interface Engines {
   board: WorkItemsTopic;
   transcripts: Transcripts;
   search: SearchEngine;
+  reservations: ReservationSweeper;
   runner: MutationRunner;
   dispatcher: Dispatcher;
   /** Every open connection. */
@@ -89,6 +91,8 @@ export function buildEngines(input: EngineInputs): Engines {
   const direct = directSetup(input.env, input.harness, input.configHome, log);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
+  // File reservations (DR-0041) are KV entries; this only sweeps expired ones.
+  const reservations = new ReservationSweeper(kv, clock, log);
   const board = serveWorkItems(store.db, hub);
   const transcripts = serveTranscripts({
     instanceId: id,
@@ -147,6 +151,7 @@ export function buildEngines(input: EngineInputs): Engines {
     board,
     transcripts,
     search,
+    reservations,
     runner,
     dispatcher,
     connections,
