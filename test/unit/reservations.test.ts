@@ -115,11 +115,12 @@ describe("globsOverlap", () => {
   // Every path of up to three names of one or two letters from {a, b, c}:
   // enough to hold a witness for the small globs below, if one exists.
   const names = ["a", "b", "c"].flatMap((x) => [x, ...["a", "b", "c"].map((y) => x + y)]);
-  const paths = [[]].concat(
-    names.map((n) => [n]),
-    names.flatMap((n) => names.map((m) => [n, m])),
-    names.flatMap((n) => names.flatMap((m) => names.map((o) => [n, m, o]))),
-  ) as string[][];
+  const paths: string[][] = [
+    [],
+    ...names.map((n) => [n]),
+    ...names.flatMap((n) => names.map((m) => [n, m])),
+    ...names.flatMap((n) => names.flatMap((m) => names.map((o) => [n, m, o]))),
+  ];
   const small = fc
     .array(
       fc.oneof(
