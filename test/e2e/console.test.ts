@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requiredPath } from "../helpers/env.js";
 import { FakeHarness } from "../helpers/fake-harness.js";
 import { http } from "../helpers/http.js";
-import { ROOT, startInstance, type TestInstance } from "../helpers/instance.js";
+import { ROOT, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { newSid, Peer } from "../helpers/peer.js";
 import { consoleErrors, openConsole, type PageGlobals, sharedBrowser } from "./browser.js";
 
@@ -302,6 +302,47 @@ describe("the web console", () => {
     expect(await axe(page)).toEqual([]);
   });
 
+  it("shows file reservations live: reserved and released with the CLI, released by the person here", async () => {
+    const env = { ...inst.env, CCMSG_STATE_DIR: inst.stateDir };
+    const reserve = (glob: string, reason: string) =>
+      runCli(
+        ["reserve", glob, "--for", "30m", "--reason", reason, "--sid", sids.live],
+        env,
+        undefined,
+        {
+          cwd: "/tmp",
+        },
+      );
+    await page.goto(viewUrl(page, "#/reservations"));
+    await page.waitForSelector(".reservations-view");
+    expect((await reserve("widgets/src/**", "claim button")).code).toBe(0);
+    const row = ".reservations-table tr:has-text('/tmp/widgets/src/**')";
+    await page.waitForSelector(row);
+    expect(await page.textContent(row)).toMatch(/exclusive.*claim button.*in 30 min/);
+    // The holder links to its session.
+    expect(await page.getAttribute(`${row} a`, "href")).toBe(`#/session/${sids.live}`);
+    await shot(page, "reservations");
+    expect(await axe(page)).toEqual([]);
+
+    const gone = await runCli(["release", "widgets/src/**", "--sid", sids.live], env, undefined, {
+      cwd: "/tmp",
+    });
+    expect(gone.code, gone.stderr).toBe(0);
+    await page.waitForSelector(row, { state: "detached" });
+
+    // The person releases one from here (after confirming).
+    expect((await reserve("widgets/docs/*.md", "docs pass")).code).toBe(0);
+    const docs = ".reservations-table tr:has-text('/tmp/widgets/docs/*.md')";
+    await page.waitForSelector(docs);
+    page.once("dialog", (d) => void d.accept());
+    await page.click(`${docs} button:has-text('Release')`);
+    await page.waitForSelector(docs, { state: "detached" });
+    const listed = await runCli(["reservations", "--json"], env);
+    expect(JSON.parse(listed.stdout).reservations).toEqual([]);
+    // One left for the phone-width check below.
+    expect((await reserve("widgets/README.md", "a long reason to wrap on a phone")).code).toBe(0);
+  });
+
   it("keeps to a phone's width (375 px) without horizontal scrolling, in both themes", async () => {
     const { context, page: phone } = await openConsole(b.browser, inst, {
       width: 375,
@@ -312,6 +353,7 @@ describe("the web console", () => {
       `#/session/${sids.live}`,
       "#/board",
       "#/notifications",
+      "#/reservations",
       "#/kv/console",
     ]) {
       await phone.goto(viewUrl(page, view));

@@ -7,6 +7,7 @@ export type Route =
   | { view: "session"; sid: string }
   | { view: "board" }
   | { view: "notifications" }
+  | { view: "reservations" }
   | { view: "kv"; ns?: string };
 
 const SID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -21,6 +22,8 @@ export function parseRoute(hash: string): Route {
       return { view: "board" };
     case "notifications":
       return { view: "notifications" };
+    case "reservations":
+      return { view: "reservations" };
     case "kv":
       return NS.test(parts[1] ?? "") ? { view: "kv", ns: parts[1] } : { view: "kv" };
     default:
