@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Client } from "../client/client.js";
-import { loadConfig } from "../config.js";
 import { ContractError } from "../contract/errors.js";
 import type { KvEntry } from "../contract/kv.js";
 import {
@@ -24,7 +23,6 @@ import { configFile } from "../paths.js";
 import { connectInstance, sendGreeting } from "./connect.js";
 import type { Command } from "./main.js";
 import { type Flags, parse, print, sessionId, UsageError } from "./options.js";
-import { derivedMeta, sessionCwd } from "./session-meta.js";
 import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
 // File reservations between agents (DR-0041): `ccmsg reserve`, `release`,
@@ -201,6 +199,8 @@ export const reserve: Command = async (argv) => {
   const cwd = process.cwd();
   const globs = [...new Set(positionals.map((g) => resolveGlob(g, cwd)))];
   const sid = sessionId(values) ?? null;
+  // Loaded here only: the hook below stays clear of git and its helpers.
+  const { derivedMeta, sessionCwd } = await import("./session-meta.js");
   const meta = sid === null ? undefined : await derivedMeta(sessionCwd());
   const exclusive = !values.shared;
   const { client, live: before } = await open(values);
@@ -405,9 +405,11 @@ async function checkHook(flags: Flags): Promise<void> {
     if (target === undefined) return allow();
     const path = resolve(payloadString(payload, "cwd") ?? process.cwd(), target);
     const sid = hookSid(flags, payload) ?? null;
-    const block = loadConfig(configFile(undefined)).reservations?.on_conflict === "block";
+    // The config's checker loads beside the round trip, not before it.
+    const config = import("../config.js").then((m) => m.loadConfig(configFile(undefined)));
     const { client, live } = await open(flags, false);
     client.close();
+    const block = (await config).reservations?.on_conflict === "block";
     const now = Date.now();
     const found = conflictsOfEdit(live, sid, path, now);
     if (found.length === 0) return allow();

@@ -136,24 +136,38 @@ export function editConflicts(
 // naming a directory reserves everything below it.
 
 type Token = { star: true } | { any: true } | { ch: string };
-type Segment = "**" | Token[];
+/** A segment: `**`, or its text with whether it holds a wildcard (its
+ * tokens are made only when two segments cannot be compared as text). */
+type Segment = "**" | { text: string; wild: boolean; tokens?: Token[] };
 
 function segmentsOf(glob: string, literal: boolean): Segment[] {
   return glob
     .split("/")
     .filter((s) => s !== "")
     .map((s): Segment => {
-      if (!literal && s === "**") return "**";
-      return Array.from(s, (c): Token => {
-        if (!literal && c === "*") return { star: true };
-        if (!literal && c === "?") return { any: true };
-        return { ch: c };
-      });
+      if (literal) return { text: s, wild: false };
+      if (s === "**") return "**";
+      return { text: s, wild: s.includes("*") || s.includes("?") };
     });
 }
 
+function tokensOf(s: { text: string; wild: boolean; tokens?: Token[] }): Token[] {
+  s.tokens ??= Array.from(s.text, (c): Token => {
+    if (s.wild && c === "*") return { star: true };
+    if (s.wild && c === "?") return { any: true };
+    return { ch: c };
+  });
+  return s.tokens;
+}
+
 /** Whether two segment patterns share a (non-empty) segment. */
-function segmentsMeet(p: Token[], q: Token[]): boolean {
+function segmentsMeet(
+  ps: { text: string; wild: boolean; tokens?: Token[] },
+  qs: { text: string; wild: boolean; tokens?: Token[] },
+): boolean {
+  if (!ps.wild && !qs.wild) return ps.text === qs.text;
+  const p = tokensOf(ps);
+  const q = tokensOf(qs);
   const seen = new Set<number>();
   const w = q.length + 1;
   const visit = (i: number, j: number): boolean => {
@@ -175,6 +189,15 @@ function segmentsMeet(p: Token[], q: Token[]): boolean {
 }
 
 function patternsMeet(p: Segment[], q: Segment[]): boolean {
+  // Leading segments that are plain text on both sides must be equal: the
+  // usual answer ("not in this directory") comes without a search.
+  let k = 0;
+  for (; k < p.length && k < q.length; k++) {
+    const a = p[k]!;
+    const b = q[k]!;
+    if (a === "**" || b === "**" || a.wild || b.wild) break;
+    if (a.text !== b.text) return false;
+  }
   const seen = new Set<number>();
   const w = q.length + 1;
   const visit = (i: number, j: number): boolean => {
@@ -194,7 +217,7 @@ function patternsMeet(p: Segment[], q: Segment[]): boolean {
     if (b === "**") return visit(i + 1, j);
     return segmentsMeet(a, b) && visit(i + 1, j + 1);
   };
-  return visit(0, 0);
+  return visit(k, k);
 }
 
 /** Whether the absolute `path` (taken literally) matches `glob`. */
@@ -209,7 +232,7 @@ export function globsOverlap(a: string, b: string): boolean {
 
 /** Whether a glob has any wildcard (else it names one path). */
 export function hasWildcard(glob: string): boolean {
-  return segmentsOf(glob, false).some((s) => s === "**" || s.some((t) => !("ch" in t)));
+  return segmentsOf(glob, false).some((s) => s === "**" || s.wild);
 }
 
 /** The segments before the first wildcard, as an absolute path. */
