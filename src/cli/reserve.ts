@@ -72,11 +72,15 @@ async function readNamespace(client: Client, greeting?: Promise<unknown>): Promi
 
 /** Connect and greet as the person (KV is the person's), pipelined with the
  * first read of the namespace. */
-async function open(flags: Flags, start = true): Promise<{ client: Client; live: KvEntry[] }> {
+async function open(
+  flags: Flags,
+  start = true,
+): Promise<{ client: Client; live: KvEntry[]; instance: string }> {
   const client = await connectInstance(flags, { start });
   try {
     const { reply } = await sendGreeting(client, undefined);
-    return { client, live: await readNamespace(client, reply) };
+    const live = await readNamespace(client, reply);
+    return { client, live, instance: (await reply).instance };
   } catch (error) {
     client.close();
     throw error;
@@ -203,7 +207,7 @@ export const reserve: Command = async (argv) => {
   const { derivedMeta, sessionCwd } = await import("./session-meta.js");
   const meta = sid === null ? undefined : await derivedMeta(sessionCwd());
   const exclusive = !values.shared;
-  const { client, live: before } = await open(values);
+  const { client, live: before, instance } = await open(values);
   try {
     const now = Date.now();
     const liveBefore = liveReservations(before, now);
@@ -220,6 +224,7 @@ export const reserve: Command = async (argv) => {
           holder: { sid },
           exclusive,
           cwd,
+          instance,
           created_at: now,
           expires_at: now + ms,
         };

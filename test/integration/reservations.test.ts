@@ -86,6 +86,7 @@ describe("ccmsg reserve between two sessions", () => {
       holder: { sid: A },
       exclusive: true,
       reason: "refactor",
+      instance: shared.inst.id,
     });
 
     const second = await as(B, dir, ["reserve", "src/a.ts", "--for", "10m", "--json"]);
