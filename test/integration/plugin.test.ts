@@ -248,6 +248,8 @@ describe("ccmsg plugin … claude", () => {
       "ccmsg peers",
       "ccmsg notify",
       "ccmsg stopping --reason",
+      "ccmsg reserve ",
+      "ccmsg release --all",
       "ccmsg dump <sid> --preset howto",
     ])
       expect(skill).toContain(taught);
