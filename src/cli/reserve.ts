@@ -87,6 +87,17 @@ async function open(
   }
 }
 
+/** Who a command (not the hook) acts for: the session, or null for the
+ * person; a `--sid` that is no session id is refused. */
+async function holderOf(flags: Flags): Promise<string | null> {
+  const sid = sessionId(flags);
+  if (sid === undefined) return null;
+  // Loaded here, not by the hook: the identifiers bring the schema library.
+  const { SID_PATTERN } = await import("../contract/identifiers.js");
+  if (!new RegExp(SID_PATTERN).test(sid)) throw new UsageError(`not a session id: ${sid}`);
+  return sid;
+}
+
 /** The KV key of `sid`'s reservation of `glob`: one per holder and glob, so
  * reserving again renews. Hashed: a glob may be longer than a key. */
 function keyOf(sid: string | null, glob: string): string {
@@ -202,7 +213,7 @@ export const reserve: Command = async (argv) => {
     throw new UsageError(`--reason: at most ${REASON_MAX_LENGTH} characters`);
   const cwd = process.cwd();
   const globs = [...new Set(positionals.map((g) => resolveGlob(g, cwd)))];
-  const sid = sessionId(values) ?? null;
+  const sid = await holderOf(values);
   // Loaded here only: the hook below stays clear of git and its helpers.
   const { derivedMeta, sessionCwd } = await import("./session-meta.js");
   const meta = sid === null ? undefined : await derivedMeta(sessionCwd());
@@ -300,7 +311,7 @@ export const release: Command = async (argv) => {
   if ((positionals.length === 0) === !values.all)
     throw new UsageError(`name globs or pass --all (not both): ${RELEASE_USAGE}`);
   const cwd = process.cwd();
-  const sid = sessionId(values) ?? null;
+  const sid = await holderOf(values);
   const globs = new Set(positionals.map((g) => resolveGlob(g, cwd)));
   const { client, live } = await open(values);
   try {
@@ -363,7 +374,7 @@ function conflictsOfEdit(live: KvEntry[], sid: string | null, path: string, now:
 
 async function check(values: Flags, paths: string[]): Promise<void> {
   if (paths.length === 0) throw new UsageError(`name a path: ${RESERVATIONS_USAGE}`);
-  const sid = sessionId(values) ?? null;
+  const sid = await holderOf(values);
   const cwd = process.cwd();
   const { client, live } = await open(values);
   client.close();

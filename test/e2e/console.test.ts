@@ -319,7 +319,8 @@ describe("the web console", () => {
     const row = ".reservations-table tr:has-text('/tmp/widgets/src/**')";
     await page.waitForSelector(row);
     expect(await page.textContent(row)).toMatch(/exclusive.*claim button.*in 30 min/);
-    // The holder links to its session.
+    // The holder is named as the console names its session, and links to it.
+    expect(await page.textContent(row)).toContain("alpha: wire the claim button");
     expect(await page.getAttribute(`${row} a`, "href")).toBe(`#/session/${sids.live}`);
     await shot(page, "reservations");
     expect(await axe(page)).toEqual([]);

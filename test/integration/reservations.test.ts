@@ -174,9 +174,14 @@ describe("ccmsg reserve between two sessions", () => {
     expect(errorOf(await as(A, dir, ["release", "--json"])).code).toBe("invalid_args");
   });
 
-  it("refuses a duration it cannot read, and a reservation without one", async () => {
+  it("refuses a duration it cannot read, a reservation without one, and a holder that is no session id", async () => {
     const dir = project();
-    for (const args of [["src/**", "--for", "soon"], ["src/**", "--for", "0s"], ["src/**"]]) {
+    for (const args of [
+      ["src/**", "--for", "soon"],
+      ["src/**", "--for", "0s"],
+      ["src/**"],
+      ["src/**", "--for", "5m", "--sid", "me:too"],
+    ]) {
       const r = await as(A, dir, ["reserve", ...args, "--json"]);
       expect(r.code).toBe(1);
       expect(errorOf(r).code).toBe("invalid_args");

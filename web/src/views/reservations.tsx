@@ -8,6 +8,7 @@ import {
 import { topics, wire } from "../app-state.js";
 import { useTopic } from "../conn/topics.js";
 import { href } from "../lib/router.js";
+import { labelOf, rowsBySid } from "../lib/sessions.js";
 import { now, untilTime } from "../lib/time.js";
 import { Badge, describeError, ErrorText, StaleNote, Time } from "../ui/common.js";
 
@@ -69,7 +70,12 @@ export function ReservationsView() {
 function Row({ r, at }: { r: KeyedReservation; at: number }) {
   const [error, setError] = useState<string | undefined>(undefined);
   const sid = r.holder.sid;
-  const who = r.holder.name ?? (sid === null ? "the person" : sid.slice(0, 8));
+  // The session's own name on screen when the console knows it.
+  const row = sid === null ? undefined : rowsBySid.value.get(sid);
+  const who =
+    row !== undefined
+      ? labelOf(row)
+      : (r.holder.name ?? (sid === null ? "the person" : sid.slice(0, 8)));
   return (
     <tr>
       <td class="mono kv-value">{r.glob}</td>
