@@ -261,8 +261,8 @@ export const COMMANDS: Record<
     group: () => import("./mcp.js"),
     help: "mcp [--print-config claude|codex] — the MCP server (stdio) for this session",
     more: [
-      "Tools send, reply, peers, inbox, notify, kv_get, kv_set, board_list, board_claim,",
-      "board_move, status, hud — as the session from the environment (or --sid).",
+      "Tools send, reply, peers, inbox, notify, kv_get, kv_set, reserve, release, board_list,",
+      "board_claim, board_move, status, hud — as the session from the environment (or --sid).",
       "  --print-config claude   the .mcp.json entry;  codex   the config.toml table",
     ].join("\n"),
   },
