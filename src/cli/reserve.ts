@@ -1,4 +1,4 @@
-import { resolve, sep } from "node:path";
+import { resolve } from "node:path";
 import type { KvEntry } from "../contract/kv.js";
 import { editConflicts, liveReservations } from "../contract/reservations.js";
 import { configFile } from "../paths.js";
@@ -196,25 +196,26 @@ async function checkHook(flags: Flags): Promise<void> {
     if (target === undefined) return allow();
     const path = resolve(payloadString(payload, "cwd") ?? process.cwd(), target);
     const sid = hookSid(flags, payload) ?? null;
-    // The config's checker loads beside the round trip, not before it.
-    const config = import("../config.js").then((m) => m.loadConfig(configFile(undefined)));
+    // The config's checker loads beside the round trip, not before it; a
+    // config that cannot be read leaves the default (warn).
+    const blocking = import("../config.js")
+      .then((m) => m.loadConfig(configFile(undefined)).reservations?.on_conflict === "block")
+      .catch(() => false);
     const { client, live } = await openReservations(flags, false);
     client.close();
-    const block = (await config).reservations?.on_conflict === "block";
     const now = Date.now();
     const found = conflictsOfEdit(live, sid, path, now);
     if (found.length === 0) return allow();
     const exclusive = found.some((r) => r.exclusive);
-    const where = sep === "/" ? path : path.replaceAll(sep, "/");
     const lines = found.map((r) => `- ${describe(r, now)}`);
     const out =
-      exclusive && block
+      exclusive && (await blocking)
         ? {
             hookSpecificOutput: {
               hookEventName: "PreToolUse",
               permissionDecision: "deny",
               permissionDecisionReason: [
-                `ccmsg: ${where} is reserved by another agent, so this edit was blocked:`,
+                `ccmsg: ${path} is reserved by another agent, so this edit was blocked:`,
                 ...lines,
                 "Edit something else, or ask the holder (ccmsg post <sid> …) to release it.",
               ].join("\n"),
@@ -225,8 +226,8 @@ async function checkHook(flags: Flags): Promise<void> {
               hookEventName: "PreToolUse",
               additionalContext: [
                 exclusive
-                  ? `ccmsg warning: ${where} is reserved by another agent; your edit may collide with theirs:`
-                  : `ccmsg note: ${where} is also reserved (shared) by another agent:`,
+                  ? `ccmsg warning: ${path} is reserved by another agent; your edit may collide with theirs:`
+                  : `ccmsg note: ${path} is also reserved (shared) by another agent:`,
                 ...lines,
               ].join("\n"),
             },

@@ -269,6 +269,21 @@ describe("the PreToolUse hook `ccmsg reservations check --hook`", () => {
     }
   });
 
+  it("still warns when ccmsg's config cannot be read", async () => {
+    const dir = project();
+    expect((await as(A, dir, ["reserve", "src/**", "--for", "30m"])).code).toBe(0);
+    const path = join(shared.env.XDG_CONFIG_HOME!, "ccmsg", "config.json");
+    mkdirSync(join(shared.env.XDG_CONFIG_HOME!, "ccmsg"), { recursive: true });
+    writeFileSync(path, "{ reservations: ");
+    try {
+      const r = await hook(B, dir, join(dir, "src", "a.ts"));
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).hookSpecificOutput.additionalContext).toContain(`session ${A}`);
+    } finally {
+      setConfig(undefined);
+    }
+  });
+
   it("allows in silence when no instance answers, and never starts one", async () => {
     const home = isolatedHome();
     const r = await hook(B, home.root, join(home.root, "x.ts"), home.env);

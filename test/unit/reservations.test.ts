@@ -112,45 +112,62 @@ describe("globsOverlap", () => {
     expect(globsOverlap(b, a)).toBe(expected);
   });
 
-  // Every path of up to three names of one or two letters from {a, b, c}:
-  // enough to hold a witness for the small globs below, if one exists.
+  // Every path of up to `depth` names of one or two letters from {a, b, c}.
+  // A witness of two globs needs no more names than their segments other than
+  // `**` together, nor longer names than their segments.
   const names = ["a", "b", "c"].flatMap((x) => [x, ...["a", "b", "c"].map((y) => x + y)]);
-  const paths: string[][] = [
-    [],
-    ...names.map((n) => [n]),
-    ...names.flatMap((n) => names.map((m) => [n, m])),
-    ...names.flatMap((n) => names.flatMap((m) => names.map((o) => [n, m, o]))),
-  ];
-  const small = fc
-    .array(
-      fc.oneof(
-        fc.constant("**"),
-        fc
-          .array(fc.constantFrom("a", "b", "*", "?"), { minLength: 1, maxLength: 2 })
-          .map((cs) => cs.join("")),
-      ),
-      { maxLength: 3 },
-    )
-    .map((s) => `/${s.join("/")}`);
+  function pathsUpTo(depth: number): string[] {
+    let level = [""];
+    const out = [""];
+    for (let d = 0; d < depth; d++) {
+      level = level.flatMap((p) => names.map((n) => `${p}/${n}`));
+      out.push(...level);
+    }
+    return out;
+  }
+  const upTo3 = pathsUpTo(3);
+  const upTo4 = pathsUpTo(4);
+  const segment = fc
+    .array(fc.constantFrom("a", "b", "*", "?"), { minLength: 1, maxLength: 2 })
+    .map((cs) => cs.join(""));
+  const small = (segments: number, doubleStar: boolean) =>
+    fc
+      .array(
+        doubleStar ? fc.oneof(fc.constant("**"), segment) : segment.filter((x) => x !== "**"),
+        { maxLength: segments },
+      )
+      .map((s) => `/${s.join("/")}`);
+  const witnessed = (a: string, b: string, paths: string[]) => {
+    const ra = reference(a);
+    const rb = reference(b);
+    return paths.some((path) => ra.test(path) && rb.test(path));
+  };
 
   it("is true exactly when some path matches both (checked by enumeration)", () => {
+    // Against a glob without `**`, a witness has at most its three names.
     fc.assert(
-      fc.property(small, small, (a, b) => {
-        const ra = reference(a);
-        const rb = reference(b);
-        const witness = paths.some((p) => {
-          const path = p.map((s) => `/${s}`).join("");
-          return ra.test(path) && rb.test(path);
-        });
-        expect(globsOverlap(a, b)).toBe(witness);
+      fc.property(small(3, true), small(3, false), (a, b) => {
+        expect(globsOverlap(a, b)).toBe(witnessed(a, b, upTo3));
       }),
       { numRuns: 400 },
     );
+    // `**` on both sides: two segments each, so at most four names.
+    fc.assert(
+      fc.property(small(2, true), small(2, true), (a, b) => {
+        expect(globsOverlap(a, b)).toBe(witnessed(a, b, upTo4));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("the counterexample a three-name search missed: a witness of four names", () => {
+    expect(globsOverlap("/a/a/**", "/**/b/a")).toBe(true);
+    expect(globMatches("/a/a/**", "/a/a/b/a") && globMatches("/**/b/a", "/a/a/b/a")).toBe(true);
   });
 
   it("is symmetric, and a glob overlaps every path it matches", () => {
     fc.assert(
-      fc.property(small, small, (a, b) => {
+      fc.property(small(3, true), small(3, true), (a, b) => {
         expect(globsOverlap(a, b)).toBe(globsOverlap(b, a));
         expect(globsOverlap(a, a)).toBe(true);
       }),
