@@ -4,6 +4,7 @@ import { benchBoard } from "./board.js";
 import { benchConsole } from "./console.js";
 import { benchContract } from "./contract.js";
 import { benchFiles } from "./files.js";
+import { benchGateway } from "./gateway.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
@@ -33,6 +34,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   "transcripts-items": benchTranscriptItems,
   console: benchConsole,
   reservations: benchReservations,
+  gateway: benchGateway,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -34,6 +34,7 @@ await build({
     "search-worker": join(root, "src", "instance", "search-worker.ts"),
     "index-worker": join(root, "src", "instance", "search", "index-worker.ts"),
     "query-worker": join(root, "src", "instance", "search", "query-worker.ts"),
+    "gateway-worker": join(root, "src", "gateway", "request-worker.ts"),
   },
   outdir: join(root, "dist", "bin"),
   bundle: true,

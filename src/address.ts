@@ -8,6 +8,17 @@ export function isLoopbackHost(host: string): boolean {
   return host === "127.0.0.1" || host === "::1" || host === "[::1]" || host === "localhost";
 }
 
+/** The DNS name under which each sandbox grant gets an origin of its own
+ * (`<gid>.sandbox.localhost`, DR-0042): browsers take every `*.localhost`
+ * name as loopback by their own rule, no resolver asked. The console never
+ * answers under it. */
+export const SANDBOX_DOMAIN = "sandbox.localhost";
+
+/** Whether a host name (no port) lies under SANDBOX_DOMAIN. */
+export function isSandboxName(host: string): boolean {
+  return host.toLowerCase().endsWith(`.${SANDBOX_DOMAIN}`);
+}
+
 /** Split `host:port` (`[v6]:port`; a bare port means loopback). */
 export function parseHostPort(value: string): { host: string; port: number } {
   const colon = value.lastIndexOf(":");

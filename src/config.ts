@@ -4,6 +4,7 @@ import { ContractError } from "./contract/errors.js";
 import { presetProblems } from "./contract/transcript-select.js";
 import type { DumpPreset } from "./contract/transcripts.js";
 import { checkLauncher, type LauncherConfig } from "./launcher-config.js";
+import { checkLlm, type LlmConfig } from "./llm-config.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the
@@ -44,6 +45,25 @@ export interface CcmsgConfig {
   /** File reservations (DR-0041): what the PreToolUse hook does with an edit
    * inside another session's exclusive reservation (default "warn"). */
   reservations?: { on_conflict?: "warn" | "block" };
+  /** The board's syncs (`ccmsg board sync`); with `interval_seconds` the
+   * instance also runs them on that interval (DR-0040). */
+  sync?: SyncConfig;
+  /** LLM-gateway webhook sources, `ccmsg gateway` and the price table
+   * (llm-config.ts); `llm_events` is offered when a source exists. */
+  llm?: LlmConfig;
+}
+
+export interface SyncConfig {
+  github?: { repo?: string; interval_seconds?: number };
+  linear?: {
+    /** The project's name or id (else `linear.project`). */
+    project?: string;
+    /** The GraphQL endpoint (default https://api.linear.app/graphql). */
+    endpoint?: string;
+    /** The environment variable holding the API key (default LINEAR_API_KEY). */
+    token_env?: string;
+    interval_seconds?: number;
+  };
 }
 
 const KNOWN_KEYS = [
@@ -59,6 +79,8 @@ const KNOWN_KEYS = [
   "search_budget_ms",
   "launcher",
   "reservations",
+  "sync",
+  "llm",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -180,6 +202,68 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     if (r.on_conflict !== undefined && r.on_conflict !== "warn" && r.on_conflict !== "block")
       throw bad("reservations.on_conflict", 'must be "warn" or "block"');
     out.reservations = r.on_conflict === undefined ? {} : { on_conflict: r.on_conflict };
+  }
+  if (value.sync !== undefined) out.sync = checkSync(value.sync, bad);
+  if (value.llm !== undefined) out.llm = checkLlm(value.llm, bad);
+  return out;
+}
+
+/** `sync`: `{ github?: {repo?, interval_seconds?}, linear?: {project?,
+ * endpoint?, token_env?, interval_seconds?} }`. */
+function checkSync(value: unknown, bad: (key: string, why: string) => ContractError): SyncConfig {
+  if (!isObject(value)) throw bad("sync", "must be an object {github?, linear?}");
+  const out: SyncConfig = {};
+  const keys = (o: Record<string, unknown>, at: string, known: string[]) => {
+    for (const k of Object.keys(o))
+      if (!known.includes(k)) throw bad(`${at}.${k}`, `unknown key (known: ${known.join(", ")})`);
+  };
+  keys(value, "sync", ["github", "linear"]);
+  const interval = (v: unknown, at: string) => {
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 86_400)
+      throw bad(at, "must be a whole number of seconds from 1 to 86400");
+    return v;
+  };
+  if (value.github !== undefined) {
+    const g = value.github;
+    if (!isObject(g)) throw bad("sync.github", "must be an object {repo?, interval_seconds?}");
+    keys(g, "sync.github", ["repo", "interval_seconds"]);
+    if (g.repo !== undefined && (typeof g.repo !== "string" || !/^[\w.-]+\/[\w.-]+$/.test(g.repo)))
+      throw bad("sync.github.repo", "must be owner/name");
+    out.github = {};
+    if (g.repo !== undefined) out.github.repo = g.repo as string;
+    const i = interval(g.interval_seconds, "sync.github.interval_seconds");
+    if (i !== undefined) out.github.interval_seconds = i;
+  }
+  if (value.linear !== undefined) {
+    const l = value.linear;
+    if (!isObject(l))
+      throw bad(
+        "sync.linear",
+        "must be an object {project?, endpoint?, token_env?, interval_seconds?}",
+      );
+    keys(l, "sync.linear", ["project", "endpoint", "token_env", "interval_seconds"]);
+    out.linear = {};
+    if (l.project !== undefined) {
+      if (!nonEmpty(l.project)) throw bad("sync.linear.project", "must be a non-empty string");
+      out.linear.project = l.project;
+    }
+    if (l.endpoint !== undefined) {
+      let url: URL | undefined;
+      try {
+        url = typeof l.endpoint === "string" ? new URL(l.endpoint) : undefined;
+      } catch {}
+      if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:"))
+        throw bad("sync.linear.endpoint", "must be an http(s) URL");
+      out.linear.endpoint = l.endpoint as string;
+    }
+    if (l.token_env !== undefined) {
+      if (typeof l.token_env !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(l.token_env))
+        throw bad("sync.linear.token_env", "must be an environment variable name");
+      out.linear.token_env = l.token_env;
+    }
+    const i = interval(l.interval_seconds, "sync.linear.interval_seconds");
+    if (i !== undefined) out.linear.interval_seconds = i;
   }
   return out;
 }

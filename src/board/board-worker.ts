@@ -2,12 +2,15 @@ import { parentPort } from "node:worker_threads";
 import { ContractError, type FailureCode } from "../contract/errors.js";
 import { openStateStore, type StateStore } from "../store/state-store.js";
 import { claimWorkItem, moveWorkItem, upsertWorkItem } from "./board.js";
+import { applySync, recordSyncFailure, type SyncResult } from "./sync/apply.js";
 
 /** What the runner sends: one mutation against one database. */
 export interface MutationRequest {
   id: number;
   dbPath: string;
-  action: "claim" | "move" | "upsert";
+  /** `sync` writes one board sync's result (one transaction); `sync-failed`
+   * records a sync that could not read its source. */
+  action: "claim" | "move" | "upsert" | "sync" | "sync-failed";
   args: Record<string, unknown>;
   busyTimeoutMs?: number;
 }
@@ -38,7 +41,11 @@ parentPort!.on("message", (m: MutationRequest) => {
         ? claimWorkItem(store, a as never)
         : m.action === "move"
           ? moveWorkItem(store, a.id as string, a.lane)
-          : upsertWorkItem(store, a as never);
+          : m.action === "sync"
+            ? applySync(store, a as unknown as SyncResult)
+            : m.action === "sync-failed"
+              ? recordSyncFailure(store, a as never)
+              : upsertWorkItem(store, a as never);
     response = { id: m.id, ok: true, result };
   } catch (error) {
     const known = error instanceof ContractError;

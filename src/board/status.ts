@@ -1,6 +1,7 @@
 import type { WorkItem } from "../contract/ecc/board.js";
 import { boardCounts, countsSentence } from "../contract/ecc/lanes.js";
 import { hasTable, openStateStoreReadOnly, type StateStore } from "../store/state-store.js";
+import { type SyncRun, SyncRunsStore } from "../store/sync-runs.js";
 import { WorkItemsStore } from "../store/work-items.js";
 
 // `ccmsg status` — ECC's readiness summary (ecc-surfaces §2.2), field for
@@ -54,6 +55,18 @@ export interface StatusDocument {
     closedCount: number;
     items: WorkItem[];
   };
+  /** The last run of each board sync (ccmsg's addition; DR-0040): null for a
+   * source never synced. */
+  sync: { github: SyncStatus | null; linear: SyncStatus | null };
+}
+
+/** A sync run as status shows it (the HUD's facts stay in the store). */
+export type SyncStatus = Omit<SyncRun, "facts">;
+
+function syncStatus(run: SyncRun | undefined): SyncStatus | null {
+  if (run === undefined) return null;
+  const { facts: _facts, ...rest } = run;
+  return rest;
 }
 
 function json(text: unknown): unknown {
@@ -154,6 +167,12 @@ export function readStatus(
     const attention = board.blocked;
     const items = has("work_items") ? new WorkItemsStore(store!.db).recent(limit) : [];
 
+    const runs_ = has("sync_runs") ? new SyncRunsStore(store!.db) : undefined;
+    const sync = {
+      github: syncStatus(runs_?.get("github")),
+      linear: syncStatus(runs_?.get("linear")),
+    };
+
     const failedSkillRuns = failureCount;
     const attentionCount = failedSkillRuns + warningCount + pendingCount + attention;
     const doc: StatusDocument = {
@@ -235,6 +254,7 @@ export function readStatus(
         closedCount: board.done,
         items,
       },
+      sync,
     };
     return doc;
   };
@@ -267,6 +287,7 @@ export function statusText(d: StatusDocument): string {
     ...d.workItems.items.map(
       (i) => `  ${i.id}  [${i.status}] ${i.title}${i.owner ? ` — ${i.owner}` : ""}`,
     ),
+    ...syncLines(d),
   ];
   return lines.join("\n");
 }
@@ -300,5 +321,20 @@ export function statusMarkdown(d: StatusDocument): string {
     `- ${countsSentence(workItemCounts(d), v)}`,
     ...d.workItems.items.map((i) => `- ${v(i.id)} ${v(i.status)} ${i.title}`),
     "",
+    "## Sync",
+    ...syncLines(d).map((l) => `- ${l.replace(/^Sync /, "")}`),
+    "",
   ].join("\n");
+}
+
+/** One line per source: never synced, or the last run's outcome. */
+function syncLines(d: StatusDocument): string[] {
+  return (["github", "linear"] as const).map((source) => {
+    const r = d.sync[source];
+    if (r === null) return `Sync ${source}: never run`;
+    const target = r.target === null ? "" : ` ${r.target}`;
+    return r.ok
+      ? `Sync ${source}:${target} ok at ${r.finishedAt} — ${r.message}`
+      : `Sync ${source}:${target} FAILED at ${r.finishedAt} — ${r.message}`;
+  });
 }

@@ -8,7 +8,7 @@ import { WorkItemsStore } from "../store/work-items.js";
 import type { Command } from "./main.js";
 import { parse, print, sessionId } from "./options.js";
 
-const USAGE = "ccmsg board add|list|show|claim|move|update … [--db PATH]";
+const USAGE = "ccmsg board add|list|show|claim|move|update|sync … [--db PATH]";
 
 const FIELDS = {
   id: { type: "string" },
@@ -35,6 +35,7 @@ const FIELDS = {
  */
 export const board: Command = async (argv) => {
   const [verb, ...rest] = argv;
+  if (verb === "sync") return (await import("./board-sync.js")).boardSync(rest);
   const { values, positionals } = parse(rest, FIELDS, USAGE);
   const store = openStateStore(
     values.db ?? stateFiles(resolveStateDir(values["state-dir"])).database,

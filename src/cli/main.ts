@@ -178,12 +178,14 @@ export const COMMANDS: Record<
   },
   board: {
     group: () => import("./board.js"),
-    help: "board add|list|show|claim|move|update — the work board",
+    help: "board add|list|show|claim|move|update|sync — the work board",
     more: [
       "  add --title t [--priority p] [--status s] [--owner o] [--url u] …",
       "  list [--lane ready|running|blocked|done] [--limit n]",
       "  show <id> | claim [<id>] [--owner o] [--as agent|human] | move <id> <lane>",
       "  update <id> [--title …]      --db PATH reads another board file",
+      "  sync github [--repo owner/name]   open PRs and issues through gh (or node $ECC_GH_SHIM)",
+      "  sync linear [--project name|id]   a Linear project's issues (API key from LINEAR_API_KEY)",
     ].join("\n"),
   },
   status: {
@@ -315,6 +317,17 @@ export const COMMANDS: Record<
       "  --since t   30m, 2h, 7d, a date (2026-11-30) or ms since the epoch",
       "  --type t    an item type or a prefix of it: message, tool, tool:Bash, notification",
       "  --limit n   results (20; at most 200), the best-ranked of the newest 1000 matches",
+    ].join("\n"),
+  },
+  gateway: {
+    group: () => import("./gateway.js"),
+    help: "gateway [--listen host:port] [--upstream url] — LLM pass-through that reports busy, cost and cache",
+    more: [
+      "Forwards Anthropic Messages API requests unchanged (streams included) and tells the",
+      "instance of its state dir what it saw, as webhook source llm.gateway.source (default",
+      "local; its token in llm.sources). Point a session at it: ANTHROPIC_BASE_URL=http://host:port",
+      "  --listen h:p    where it listens (llm.gateway.listen; default 127.0.0.1:7078)",
+      "  --upstream url  where it forwards (llm.gateway.upstream; default https://api.anthropic.com)",
     ].join("\n"),
   },
   queue: {

@@ -25,7 +25,10 @@ export const queue: Command = async (argv) => {
         items.length === 0
           ? "merge queue is empty"
           : items
-              .map((i) => `${i.mergeGate.padEnd(10)} ${i.lane.padEnd(8)} ${i.id}  ${i.title}`)
+              .map(
+                (i) =>
+                  `${(i.classification ?? "unknown").padEnd(13)} ${i.mergeGate.padEnd(10)} ${i.lane.padEnd(8)} ${i.id}  ${i.title}${i.reason ? ` (${i.reason})` : ""}`,
+              )
               .join("\n"),
       );
     }

@@ -24,8 +24,10 @@ export const statusline: Command = async (argv) => {
     const flag = values["state-dir"];
     const text = await readAll(process.stdin, STDIN_LIMIT, STDIN_DEADLINE_MS);
     if (text !== undefined) {
-      const files = stateFiles(resolveStateDir(typeof flag === "string" ? flag : undefined));
+      const stateDir = resolveStateDir(typeof flag === "string" ? flag : undefined);
+      const files = stateFiles(stateDir);
       line = await statuslineFor(text, {
+        stateDir,
         recordDir: files.statusline,
         foldCacheDir: files.foldCache,
         claudeHome: claudeConfigHome(),

@@ -1,6 +1,8 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { GithubSyncFacts } from "../board/sync/github.js";
+import type { LinearSyncFacts } from "../board/sync/linear.js";
 import type { HudStatus } from "../contract/ecc/hud.js";
 import {
   globsOverlap,
@@ -9,6 +11,7 @@ import {
   liveReservations,
   RESERVATIONS_NS,
 } from "../contract/reservations.js";
+import { readSessionLlm, type SessionLlm } from "../gateway/session-file.js";
 import { readInputFields, str } from "../harness/claude/statusline-input.js";
 import { readTodos } from "../harness/claude/todos.js";
 import { DEFAULT_BASH_TIMEOUT_SECONDS, staleShellCalls } from "../harness/loop-signals.js";
@@ -22,6 +25,7 @@ import {
 } from "../probes/git.js";
 import { type GithubFacts, githubFacts } from "../probes/github.js";
 import type { CheckRun } from "../store/check-runs.js";
+import type { SyncRun } from "../store/sync-runs.js";
 import { decideControls } from "./controls.js";
 import { readBridge } from "./ecc-bridge.js";
 import { staleSalvageQueue } from "./salvage.js";
@@ -70,6 +74,9 @@ export interface HudResult {
   localCheckNames: string[];
   /** The session's transcript as read, when it has one. */
   reading: SessionReading | undefined;
+  /** What an LLM gateway reported of the session (its busy mark, cache
+   * window and spend), when one did. */
+  gateway: SessionLlm | undefined;
 }
 
 /** The transcript of the target session, folded (resuming from the cache). */
@@ -123,6 +130,10 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
   const todos = target.sid === null ? undefined : readTodos(places.claudeHome, target.sid);
   const bridge = target.sid === null ? undefined : readBridge(target.sid, places.bridgeDir);
   const work = await reader?.workSignals();
+  const [githubSync, linearSync] = await Promise.all([
+    reader?.syncRun("github"),
+    reader?.syncRun("linear"),
+  ]);
   const [git, github, worktreeConflicts, salvage, reading] = await Promise.all([
     gitPromise,
     githubPromise,
@@ -140,7 +151,15 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     input.remainingPct === undefined
       ? undefined
       : Math.round(Math.min(100, Math.max(0, input.remainingPct)));
-  const sessionUsd = input.costUsd !== undefined && input.costUsd >= 0 ? input.costUsd : null;
+  // A gateway's count, when one saw the session, over the harness's own.
+  const gateway = target.sid === null ? undefined : readSessionLlm(ctx.stateDir, target.sid);
+  const spent = gateway !== undefined && gateway.requests > 0 ? gateway : undefined;
+  const sessionUsd =
+    spent?.usd !== undefined
+      ? spent.usd
+      : input.costUsd !== undefined && input.costUsd >= 0
+        ? input.costUsd
+        : null;
   const budgetUsd = config.budget_usd ?? null;
 
   const dirty = gitOk?.dirty ?? null;
@@ -183,7 +202,17 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
       : dirty === null || conflicts === null || work === undefined || fold === undefined
         ? "unknown"
         : "ok";
-  const tokens = reading === undefined ? undefined : sessionTokens(reading);
+  const tokens =
+    spent !== undefined
+      ? {
+          input: spent.tokens.input,
+          output: spent.tokens.output,
+          cacheCreation: spent.tokens.cache_creation,
+          cacheRead: spent.tokens.cache_read,
+        }
+      : reading === undefined
+        ? undefined
+        : sessionTokens(reading);
   const todoList =
     todos !== undefined || fold === undefined || fold.todos === null
       ? undefined
@@ -191,6 +220,12 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
   const place = { branch: gitOk?.branch ?? null, worktree: gitOk?.toplevel ?? null };
 
   const conflictQueue = conflictQueueOf(worktreeConflicts, work);
+  // What the last GitHub sync of this worktree's repository read (any
+  // repository's, outside a worktree); Linear's last sync.
+  const synced = githubSyncFacts(githubSync, gitOk?.repoSlug ?? null);
+  const linear = linearSync?.facts as LinearSyncFacts | null | undefined;
+  const branchPr =
+    gitOk?.branch == null ? undefined : synced?.facts.pullRequestsByBranch[gitOk.branch];
 
   const payload: HudStatus = {
     schema_version: HUD_SCHEMA_VERSION,
@@ -273,29 +308,47 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
             },
     },
     queueState: {
-      github: gh
-        ? {
-            openPullRequests: gh.openPullRequests,
-            openIssues: gh.openIssues,
-            // gh has no discussion listing; counting needs the GraphQL API.
-            openDiscussions: null,
-          }
-        : "unknown",
+      // Counts gh gives now, else the last sync's; discussions only from a
+      // sync (gh has no discussion listing: the sync asks GraphQL).
+      github:
+        gh || synced
+          ? {
+              openPullRequests: gh?.openPullRequests ?? synced?.facts.openPullRequests ?? null,
+              openIssues: gh?.openIssues ?? synced?.facts.openIssues ?? null,
+              openDiscussions: synced?.facts.openDiscussions ?? null,
+              ...(synced === undefined ? {} : { syncedAt: synced.at }),
+            }
+          : "unknown",
       mergeQueue: work === undefined ? "unknown" : work.mergeQueue,
       conflictQueue,
-      staleSalvageQueue: salvage ?? "unknown",
+      // Quiet worktrees with unmerged work, then closed PRs whose commits
+      // never landed (from the sync).
+      staleSalvageQueue:
+        salvage === undefined && synced === undefined
+          ? "unknown"
+          : [...(salvage ?? []), ...(synced?.facts.staleSalvage ?? [])],
     },
     sessionControls: decideControls(controlFacts(ctx, git, github?.state)),
     sync: {
-      Linear: {
-        project: config.linear?.project ?? "unknown",
-        health: "unknown",
-        issueCapacityBlocked: null,
-        latestStatusUpdateId: null,
-      },
+      // From the last Linear sync that worked; health stays "unknown" until
+      // one did, and capacity is never known (DR-0040).
+      Linear: linear
+        ? {
+            project: linear.project,
+            health: linear.health ?? "unknown",
+            issueCapacityBlocked: linear.issueCapacityBlocked,
+            latestStatusUpdateId: linear.latestStatusUpdateId,
+            syncedAt: linearSync!.factsAt,
+          }
+        : {
+            project: config.sync?.linear?.project ?? config.linear?.project ?? "unknown",
+            health: "unknown",
+            issueCapacityBlocked: null,
+            latestStatusUpdateId: null,
+          },
       GitHub: {
-        repo: gitOk?.repoSlug ?? null,
-        latestPullRequest: gh?.latestPullRequest ?? null,
+        repo: gitOk?.repoSlug ?? synced?.facts.repo ?? null,
+        latestPullRequest: gh?.latestPullRequest ?? branchPr ?? null,
       },
       handoff:
         config.handoff_path === undefined
@@ -314,6 +367,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     work,
     localCheckNames: local?.map((c) => c.name) ?? [],
     reading,
+    gateway,
   };
 }
 
@@ -347,6 +401,18 @@ function hudReservation(r: KeyedReservation) {
     reason: r.reason ?? null,
     expiresAt: new Date(r.expires_at).toISOString(),
   };
+}
+
+/** The last GitHub sync's facts when they describe `repo` (any repository's
+ * when the worktree has none). */
+function githubSyncFacts(
+  run: SyncRun | undefined,
+  repo: string | null,
+): { facts: GithubSyncFacts; at: string } | undefined {
+  const facts = run?.facts as GithubSyncFacts | null | undefined;
+  if (facts == null || run?.factsAt == null) return undefined;
+  if (repo !== null && facts.repo.toLowerCase() !== repo.toLowerCase()) return undefined;
+  return { facts, at: run.factsAt };
 }
 
 /** The HUD's todo section from a list (the transcript's, without a file). */

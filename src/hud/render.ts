@@ -1,4 +1,6 @@
 import type { HudStatus } from "../contract/ecc/hud.js";
+import { cacheLeftMs, isBusy, type SessionLlm } from "../gateway/session-file.js";
+import { formatDuration } from "../harness/claude/statusline.js";
 
 // The HUD payload as a person reads it on a terminal. A missing signal reads
 // "unavailable" — never blank, never as if it were fine.
@@ -25,6 +27,21 @@ export interface RenderExtras {
   /** The name of each local check, in the payload's order (see HudResult);
    * a check without one is shown by its command. */
   localCheckNames?: readonly string[];
+  /** What an LLM gateway reported of the session (HudResult.gateway). */
+  gateway?: SessionLlm;
+  /** "Now" for the busy mark and the cache countdown (tests). */
+  now?: number;
+}
+
+/** The gateway's view: busy or idle, the cache countdown, its count. */
+function gatewayText(g: SessionLlm, now: number): string {
+  const left = cacheLeftMs(g, now);
+  const cache =
+    left === undefined
+      ? "no warm cache"
+      : `cache warm ${formatDuration(left)} more${g.cache_ttl_secs === undefined ? "" : ` (${formatDuration(g.cache_ttl_secs * 1000)} window)`}`;
+  const source = g.requests > 0 ? `; cost from the gateway (${g.requests} requests)` : "";
+  return `${isBusy(g, now) ? "busy" : "idle"}, ${cache}${source}`;
 }
 
 /** Spend against budget, saying only what is known. */
@@ -91,6 +108,8 @@ export function renderHud(p: HudStatus, extras: RenderExtras = {}): string {
   row("", `remote: ${list(checks?.remote, (c) => String(c.name))}`);
 
   row("cost", costText(section(p.cost)));
+  if (extras.gateway !== undefined)
+    row("llm", gatewayText(extras.gateway, extras.now ?? Date.now()));
   const tokens = section(section(p.cost)?.tokens);
   if (tokens !== undefined)
     row(

@@ -8,12 +8,15 @@ import { requireKnownSession } from "./session-context.js";
  * the `ecc.hud-status.v1` payload and as its readable rendering. Shared by
  * `ccmsg hud` and the MCP server's `hud` tool. */
 export async function hudReport(stateDir: string, flagSid: string | undefined) {
-  const { payload, context, localCheckNames } = await collectHud({
+  const { payload, context, localCheckNames, gateway } = await collectHud({
     stateDir,
     configPath: configFile(undefined),
     flagSid,
     claudeHome: claudeConfigHome(),
   });
   requireKnownSession(context, flagSid);
-  return { payload, text: () => renderHud(payload, { localCheckNames }) };
+  return {
+    payload,
+    text: () => renderHud(payload, { localCheckNames, ...(gateway ? { gateway } : {}) }),
+  };
 }

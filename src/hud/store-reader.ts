@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import type { KvEntry } from "../contract/kv.js";
 import type { CheckRun } from "../store/check-runs.js";
 import type { StateStore } from "../store/state-store.js";
+import type { SyncRun, SyncSource } from "../store/sync-runs.js";
 import type { SessionLookup } from "./target.js";
 import type { WorkSignals } from "./work-queues.js";
 
@@ -18,6 +19,8 @@ export interface StoreReader {
   workSignals(): Promise<WorkSignals | undefined>;
   /** The live entries of a KV namespace; undefined without the table. */
   kvEntries(ns: string): KvEntry[] | undefined;
+  /** The last board sync of a source; undefined when never run. */
+  syncRun(source: SyncSource): Promise<SyncRun | undefined>;
   close(): void;
 }
 
@@ -34,6 +37,7 @@ export async function openStoreReader(dbPath: string): Promise<StoreReader | und
   const runs = hasTable(db, "check_runs") ? new CheckRunsStore(db) : undefined;
   const hasItems = hasTable(db, "work_items");
   const kv = hasTable(db, "kv") ? new KvStore(db) : undefined;
+  const hasSyncRuns = hasTable(db, "sync_runs");
   return {
     path: dbPath,
     sessions:
@@ -51,6 +55,11 @@ export async function openStoreReader(dbPath: string): Promise<StoreReader | und
       return store.read(() => readWorkSignals(db));
     },
     kvEntries: (ns) => (kv === undefined ? undefined : store.read(() => kv.list(ns))),
+    async syncRun(source) {
+      if (!hasSyncRuns) return undefined;
+      const { SyncRunsStore } = await import("../store/sync-runs.js");
+      return new SyncRunsStore(db).get(source);
+    },
     close: () => store.close(),
   };
 }

@@ -1,4 +1,5 @@
 import { type Lane, workItemLane } from "../contract/ecc/lanes.js";
+import { type MergeClass, mergeClass } from "../contract/ecc/merge-queue.js";
 import type { Db } from "../store/database.js";
 import { WorkItemsStore } from "../store/work-items.js";
 
@@ -22,6 +23,11 @@ export interface MergeQueueItem {
    * `mergeStateStatus`, as the board's snapshot reads it). */
   mergeGate: string;
   url: string | null;
+  /** `ready`, `blocked` or `waiting-check`, from the PR's review decision,
+   * checks and merge state (merge-queue.ts); null when nothing says. */
+  classification: MergeClass | null;
+  /** Why, in a few words ("checks running", "changes requested"). */
+  reason: string | null;
 }
 
 export interface ConflictedItem {
@@ -46,6 +52,10 @@ interface GatedRow {
   url: string | null;
   gate: string | null;
   merge_state: string | null;
+  gate_set: string | null;
+  is_draft: number | null;
+  review: string | null;
+  checks: string | null;
 }
 
 /**
@@ -69,7 +79,11 @@ export function readWorkSignals(db: Db): WorkSignals {
       `SELECT id, title, status, url,
          COALESCE(json_extract(metadata, '$.mergeGate'), json_extract(metadata, '$.mergeGateStatus'),
                   json_extract(metadata, '$.mergeStateStatus')) AS gate,
-         json_extract(metadata, '$.mergeStateStatus') AS merge_state
+         json_extract(metadata, '$.mergeStateStatus') AS merge_state,
+         COALESCE(json_extract(metadata, '$.mergeGate'), json_extract(metadata, '$.mergeGateStatus')) AS gate_set,
+         json_extract(metadata, '$.isDraft') AS is_draft,
+         json_extract(metadata, '$.reviewDecision') AS review,
+         json_extract(metadata, '$.checks') AS checks
        FROM work_items
        WHERE json_type(metadata) = 'object' AND gate IS NOT NULL
        ORDER BY updated_at DESC, id DESC LIMIT ?`,
@@ -81,7 +95,15 @@ export function readWorkSignals(db: Db): WorkSignals {
     const lane = workItemLane(r.status);
     if (lane === "done") continue;
     if (typeof r.gate === "string" && r.gate !== "" && (lane === "running" || lane === "blocked"))
-      if (mergeQueue.length < QUEUE_LIMIT)
+      if (mergeQueue.length < QUEUE_LIMIT) {
+        const c = mergeClass({
+          // json_extract gives a JSON boolean as 0/1.
+          isDraft: r.is_draft === null ? undefined : r.is_draft === 1,
+          mergeStateStatus: r.merge_state ?? undefined,
+          reviewDecision: r.review ?? undefined,
+          checks: r.checks ?? undefined,
+          mergeGate: r.gate_set ?? undefined,
+        });
         mergeQueue.push({
           kind: "work-item",
           id: r.id,
@@ -90,7 +112,10 @@ export function readWorkSignals(db: Db): WorkSignals {
           lane,
           mergeGate: r.gate,
           url: r.url,
+          classification: c?.class ?? null,
+          reason: c?.reason ?? null,
         });
+      }
     if (typeof r.merge_state === "string" && r.merge_state.toUpperCase() === "DIRTY")
       if (conflicted.length < QUEUE_LIMIT)
         conflicted.push({

@@ -1,30 +1,37 @@
 import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
-import { loadConfig } from "../config.js";
+import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
 import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
+import { BoardSyncScheduler } from "./board-sync.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
 import { Dispatcher, type Handlers } from "./dispatch.js";
 import { mirrorSessions } from "./ecc-mirror.js";
+import type { SurfaceDeps } from "./files/session-surfaces.js";
 import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { fileHandlers } from "./handlers/files.js";
 import { forkOriginHandlers } from "./handlers/fork-origin.js";
 import { launcherHandlers } from "./handlers/launcher.js";
+import { llmHandlers } from "./handlers/llm.js";
 import { messagingHandlers } from "./handlers/messaging.js";
+import { sandboxHandlers } from "./handlers/sandbox.js";
 import type { Services } from "./handlers/services.js";
 import { sessionControlHandlers } from "./handlers/session-control.js";
 import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
+import { type LlmServed, serveLlm } from "./llm/serve.js";
+import type { WebhookDeps } from "./llm/webhook.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
 import { ReservationSweeper } from "./reservation-sweeper.js";
+import { SandboxGrants } from "./sandbox/grants.js";
 import { SearchEngine } from "./search/engine.js";
 import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
@@ -32,6 +39,15 @@ import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection } from "./wire/connection.js";
 import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
+
+/** What the HTTP listener needs for the sandbox origins: the grants, the
+ * surfaces each request is checked against, and how to offer `sandbox` once
+ * the listener is bound where a browser reaches `*.sandbox.localhost`. */
+export interface SandboxSide {
+  grants: SandboxGrants;
+  surfaces: SurfaceDeps;
+  offer(port: number): void;
+}
 
 /** What the engines are handed from outside. */
 export interface EngineInputs {
@@ -62,7 +78,18 @@ export interface Engines {
   transcripts: Transcripts;
   search: SearchEngine;
   reservations: ReservationSweeper;
+  /** The sandbox's side of the HTTP listener (DR-0042). */
+  sandbox: SandboxSide;
+  /** `llm_requests`, spend and the webhook route that feeds them. */
+  llm: LlmServed;
+  /** The webhook route's sources (ccmsg's config, read once at start) and
+   * where its batches go. */
+  webhook: WebhookDeps;
+  /** Re-check what time makes expire (a test moved the clock). */
+  expire(): void;
   runner: MutationRunner;
+  /** The board's interval syncs (started once the socket listens). */
+  boardSync: BoardSyncScheduler;
   dispatcher: Dispatcher;
   /** Every open connection. */
   connections: Set<Connection>;
@@ -113,9 +140,17 @@ export function buildEngines(input: EngineInputs): Engines {
   // `terminal`: session_rename types into tmux panes (DR-0031).
   const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
   // `launcher` when ccmsg's config has the section; `fork` from Claude Code
-  // transcripts (DR-0038, DR-0039).
-  if (launcherConfigured(input.env, log)) capabilities.add("launcher");
+  // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (SandboxSide,
+  // DR-0042).
+  const config = startConfig(input.env, log);
+  if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
+  // The LLM capabilities when a webhook source is configured (DR-0043).
+  const llm = serveLlm({
+    ...{ id, clock, hub, sessions, store, config: config.llm, stateDir: input.stateDir },
+    ...{ capabilities, log },
+  });
+  const sandbox = new SandboxGrants(() => clock.now());
   const connections = new Set<Connection>();
   const services: Services = {
     instanceId: id,
@@ -134,6 +169,10 @@ export function buildEngines(input: EngineInputs): Engines {
     transcripts,
     dumpDir: files.dumps,
     search,
+    sandbox,
+    llmUsage: llm.usage,
+    llmQuota: llm.quota,
+    now: () => clock.now(),
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -143,6 +182,10 @@ export function buildEngines(input: EngineInputs): Engines {
     if (identity.role === "session") sessions.touch(identity.sid);
   });
   const runner = new MutationRunner(undefined);
+  const boardSync = new BoardSyncScheduler({
+    ...{ config, env: input.env, cwd: process.cwd(), log, runner },
+    ...{ db: store.db, dbPath: store.state.path, changed: (items) => board.offer(items) },
+  });
   return {
     hub,
     sessions,
@@ -152,7 +195,22 @@ export function buildEngines(input: EngineInputs): Engines {
     transcripts,
     search,
     reservations,
+    sandbox: {
+      grants: sandbox,
+      surfaces: { sessions, presence, transcripts },
+      offer(port) {
+        sandbox.serveOn(port);
+        capabilities.add("sandbox");
+      },
+    },
+    llm,
+    webhook: llm.webhook,
+    expire: () => {
+      sessions.expire();
+      llm.requests.expire();
+    },
     runner,
+    boardSync,
     dispatcher,
     connections,
   };
@@ -171,16 +229,22 @@ export function handlerTable(services: Services): Handlers {
     ...fileHandlers(services),
     ...launcherHandlers(services),
     ...forkOriginHandlers(services),
+    ...sandboxHandlers(services),
+    ...llmHandlers(services),
   };
 }
 
-/** Whether ccmsg's config (read once, at start) sets up the launcher; a
- * config that cannot be read leaves it off, and the log says why. */
-function launcherConfigured(env: NodeJS.ProcessEnv, log: Logger): boolean {
+/** ccmsg's config as read once, at start: what it sets up (the launcher,
+ * the board's interval syncs, webhook sources) stays as it was until a restart. A config that
+ * cannot be read leaves them off, and the log says why. */
+function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   try {
-    return loadConfig(configFile(undefined, env)).launcher !== undefined;
+    return loadConfig(configFile(undefined, env));
   } catch (error) {
-    log.error({ err: error }, "config not read: the launcher is off");
-    return false;
+    log.error(
+      { err: error },
+      "config not read: the launcher, interval syncs and LLM webhook are off",
+    );
+    return {};
   }
 }

@@ -3,6 +3,8 @@ import { isLoopbackHost, parseHostPort } from "../address.js";
 import type { ControlPaneDeps } from "../board/http.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
 import type { ConsoleApiDeps } from "./console-api.js";
+import type { SandboxSide } from "./engines.js";
+import type { WebhookDeps } from "./llm/webhook.js";
 import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
 import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
@@ -19,6 +21,11 @@ export interface HttpListenerOptions {
   /** Search across sessions (`/api/search`). */
   search: SearchHttpDeps["search"];
   testHooks?: TestHooks;
+  /** The sandbox origins (DR-0042): offered once bound where a browser
+   * reaches `*.sandbox.localhost` — loopback, or a wildcard address. */
+  sandbox: SandboxSide;
+  /** The LLM-gateway webhook (`…/webhook/<source>`); absent = every source unknown. */
+  webhook?: WebhookDeps;
   log: Logger;
   /** The owner credential's file, this run (one-time links are bound to it)
    * and the instance clock. */
@@ -37,7 +44,7 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
     options.log.warn({ host }, "HTTP listener bound beyond loopback, as asked");
   const { testHooks, owner } = options;
   const secret = loadOrMintOwnerSecret(owner.secretPath);
-  return bindHttp(host, port, async (server, boundPort) => {
+  const bound = await bindHttp(host, port, async (server, boundPort) => {
     const [
       { httpHandlers },
       { OwnerAuth },
@@ -54,19 +61,26 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
       import("./console-api.js"),
     ]);
     const { searchPlugin } = await import("./search/http.js");
+    const { sandboxHost } = await import("./sandbox/serve.js");
+    const { webhookPlugin } = await import("./llm/webhook.js");
     return httpHandlers(server, {
       host,
       port: boundPort,
       accept: options.accept,
       owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
       console: (app) => consoleFiles(app),
+      hosted: sandboxHost({ ...options.sandbox, log: options.log }),
       plugins: (app) => {
         app.register(controlPanePlugin, options.controlPane);
         const { inbox, stateDir } = options;
         app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
         app.register(searchPlugin, { search: options.search, now: owner.now });
+        app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
         if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
       },
     });
   });
+  if (isLoopbackHost(host) || host === "0.0.0.0" || host === "::")
+    options.sandbox.offer(parseHostPort(bound.address).port);
+  return bound;
 }

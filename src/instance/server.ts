@@ -104,6 +104,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     void logFile.load();
+    engines.boardSync.start();
     const compacted = engines.search.ready.then(() => opened.compact(startedAt));
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
@@ -121,11 +122,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
           changed: (items) => board.offer(items),
         },
-        search: engines.search,
+        ...{ search: engines.search, sandbox: engines.sandbox, webhook: engines.webhook },
         testHooks: options.testHooks
           ? {
               ...{ clock, runner, db: opened.db },
-              expire: () => sessions.expire(),
+              expire: () => engines.expire(),
               compacted: () => compacted,
               inboxReceiver: (sid) => messaging.receiverOf(sid),
             }

@@ -52,6 +52,8 @@ export interface LiveSession {
    * never held one. */
   last_activity_at?: number;
   last_user_input_at?: number;
+  /** When a gateway last saw inference run for it (DR-0043). */
+  gateway_active_at?: number;
   protocol_version: number;
   client_version?: string;
   /** Held from `session_stopping` until the session is lost — its last
@@ -352,6 +354,15 @@ export class Sessions {
     }
   }
 
+  /** A gateway saw inference run for the session at `at`; the row keeps the
+   * latest instant (events of one batch may arrive out of order). */
+  markGatewayActive(sid: Sid, at: number): void {
+    const s = this.live.get(sid);
+    if (s === undefined || (s.gateway_active_at ?? -1) >= at) return;
+    s.gateway_active_at = at;
+    this.changed();
+  }
+
   /** A person put something into the session. */
   markUserInput(sid: Sid): void {
     const s = this.live.get(sid);
@@ -432,6 +443,7 @@ export class Sessions {
         if (s.meta[key] !== undefined) row[key] = s.meta[key];
       }
       if (s.last_user_input_at !== undefined) row.last_user_input_at = s.last_user_input_at;
+      if (s.gateway_active_at !== undefined) row.gateway_active_at = s.gateway_active_at;
       if (s.client_version !== undefined) row.client_version = s.client_version;
       peers.push(row);
     }

@@ -16,6 +16,7 @@ export interface StopParts {
   log: Logger;
   dispatcher: Dispatcher;
   runner: MutationRunner;
+  boardSync: { dispose(): void };
   board: WorkItemsTopic;
   store: InstanceStore;
   sessions: Sessions;
@@ -23,6 +24,7 @@ export interface StopParts {
   reservations: { dispose(): void };
   transcripts: { dispose(): void };
   search: { close(): Promise<void> };
+  llm: { close(): void };
   hub: TopicHub;
   connections: ReadonlySet<Connection>;
   uds: KeptSocket;
@@ -45,6 +47,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   log.info({ reason }, "stopping");
   parts.dispatcher.stop();
   await parts.dispatcher.idle(5000);
+  parts.boardSync.dispose();
   await parts.runner.close();
   parts.board.dispose();
   const restarting = encodeEvent({ ev: "restarting", instance: parts.id });
@@ -56,6 +59,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   // After the flush: the last messages reach the index before it closes.
   await parts.search.close();
   parts.sessions.close();
+  parts.llm.close();
   parts.hub.dispose();
   for (const conn of parts.connections) conn.close();
   await Promise.race([parts.http?.close(), delay(250)]);

@@ -24,6 +24,23 @@ export function gh(
   return run("gh", args, { cwd, env: ghEnv(env), timeoutMs });
 }
 
+/**
+ * gh for the board's sync (ECC's `work-items sync-github`): `node
+ * $ECC_GH_SHIM <args>` when that variable names a script standing in for gh,
+ * else gh itself. Output can be large (every open PR with its checks).
+ */
+export function ghSync(
+  cwd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<RunResult> {
+  const shim = env.ECC_GH_SHIM;
+  const [cmd, argv] =
+    shim !== undefined && shim !== "" ? [process.execPath, [shim, ...args]] : ["gh", args];
+  return run(cmd, argv, { cwd, env: ghEnv(env), timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+}
+
 /** Whether gh is installed, and signed in (`gh auth status` exits 0). */
 export async function probeGh(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<GhState> {
   if (onPath("gh", env) === undefined) return "not-installed";

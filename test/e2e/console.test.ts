@@ -344,6 +344,40 @@ describe("the web console", () => {
     expect((await reserve("widgets/README.md", "a long reason to wrap on a phone")).code).toBe(0);
   });
 
+  it("finds what a session was sent from the search box, links to the session, and keeps the search in the URL", async () => {
+    const word = `zebracorn${Date.now().toString(36)}`;
+    const sent = await runCli(["post", sids.live, `the ${word} plan is ready`, "--json"], {
+      ...inst.env,
+      CCMSG_STATE_DIR: inst.stateDir,
+    });
+    expect(sent.code, sent.stderr).toBe(0);
+    await page.goto(viewUrl(page, "#/sessions"));
+    await page.click('nav a:has-text("Search")');
+    await page.waitForSelector(".search-view");
+    // The keyboard alone: "/" puts the cursor in the box.
+    await page.keyboard.press("/");
+    await page.keyboard.type(word);
+    const hit = page.locator(".search-hit", { hasText: word });
+    await hit.waitFor();
+    expect(await hit.locator("mark").first().textContent()).toBe(word);
+    expect(await hit.locator(`a[href="#/session/${sids.live}"]`).textContent()).toBe(
+      "alpha: wire the claim button",
+    );
+    await expect.poll(() => page.url()).toContain(`#/search?q=${word}`);
+    await shot(page, "search");
+    expect(await axe(page)).toEqual([]);
+    // A query nothing matches says so.
+    await page.fill('.search-view input[type="search"]', `${word}xyz`);
+    await page.waitForSelector(`.search-view [role="status"]:has-text("Nothing found")`);
+    expect(await axe(page)).toEqual([]);
+    // The URL alone brings the search back, and its result leads to the session.
+    await page.goto(viewUrl(page, `#/search?q=${word}`));
+    await page.locator(".search-hit", { hasText: word }).waitFor();
+    expect(await page.inputValue('.search-view input[type="search"]')).toBe(word);
+    await page.click(`.search-hit a[href="#/session/${sids.live}"]`);
+    await page.waitForSelector(".session-page h1:has-text('alpha: wire the claim button')");
+  });
+
   it("keeps to a phone's width (375 px) without horizontal scrolling, in both themes", async () => {
     const { context, page: phone } = await openConsole(b.browser, inst, {
       width: 375,

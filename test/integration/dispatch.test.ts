@@ -27,9 +27,10 @@ import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 const IMPLEMENTED = new Set(Object.keys(handlerTable({} as Services)));
 
 /** What this machine lets the instance offer: `terminal` where tmux is
- * installed (DR-0031), and `fork` for a Claude Code home (DR-0039); no
- * `launcher` without its config. */
-const CAPABILITIES = new Set([...(tmuxInstalled() ? ["terminal"] : []), "fork"]);
+ * installed (DR-0031), `fork` for a Claude Code home (DR-0039), and
+ * `sandbox` with its HTTP listener on loopback (DR-0042); no `launcher`
+ * without its config. */
+const CAPABILITIES = new Set([...(tmuxInstalled() ? ["terminal"] : []), "fork", "sandbox"]);
 
 /** Ops the matrix does not execute: `hello` settles identity (tested on its
  * own) and `instance_shutdown` would stop the instance under test. */

@@ -7,6 +7,7 @@ import { BoardView } from "./views/board.js";
 import { KvView } from "./views/kv.js";
 import { NotificationsView } from "./views/notifications.js";
 import { ReservationsView } from "./views/reservations.js";
+import { SearchView } from "./views/search.js";
 import { SessionView } from "./views/session.js";
 import { SessionsView } from "./views/sessions.js";
 
@@ -16,6 +17,7 @@ const NAV: { label: string; to: Route; match: Route["view"][] }[] = [
   { label: "Notifications", to: { view: "notifications" }, match: ["notifications"] },
   { label: "Reservations", to: { view: "reservations" }, match: ["reservations"] },
   { label: "KV", to: { view: "kv" }, match: ["kv"] },
+  { label: "Search", to: { view: "search" }, match: ["search"] },
 ];
 
 /** "/" focuses the page's filter or first text field, unless typing already. */
@@ -87,6 +89,7 @@ export function App() {
         {r.view === "notifications" && <NotificationsView />}
         {r.view === "reservations" && <ReservationsView />}
         {r.view === "kv" && <KvView ns={r.ns} />}
+        {r.view === "search" && <SearchView q={r.q} sid={r.sid} since={r.since} />}
       </main>
     </>
   );

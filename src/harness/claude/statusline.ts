@@ -1,4 +1,10 @@
 import { basename } from "node:path";
+import {
+  cacheLeftMs,
+  isBusy,
+  readSessionLlm,
+  type SessionLlm,
+} from "../../gateway/session-file.js";
 import { foldFile } from "../fold-cache.js";
 import { containmentRefusal } from "../transcript-files.js";
 import {
@@ -79,6 +85,8 @@ const DIM = "2";
 const TASK = "1;97";
 const METRICS = "38;5;117";
 const WARNING = "1;31";
+const BUSY = "1;33";
+const CACHE = "36";
 
 /** `text` in an SGR colour, or as it is when colours are off. */
 function paint(code: string, text: string, colour: boolean): string {
@@ -107,26 +115,52 @@ export interface TranscriptCounts {
   files: number;
 }
 
+/** `950`, `12.3k`, `1.2M` tokens. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** What an LLM gateway reported of the session, and the time to read it at. */
+export interface GatewayView {
+  session: SessionLlm;
+  now: number;
+}
+
 /** The line for one input; empty when the input carries nothing to show.
  * Metrics read like ECC's: `$1.23 47t 5f 1h12m` (cost, tool calls, files
- * modified, duration), then the lines changed. */
+ * modified, duration), then the lines changed. With a gateway's report the
+ * line starts with a busy mark while inference runs, the cost and tokens are
+ * the gateway's, and the main prompt cache counts down. */
 export function renderStatusline(
   input: StatuslineInput,
   task: string | undefined,
   colour = true,
   counts?: TranscriptCounts,
+  gateway?: GatewayView,
 ): string {
   const segments: string[] = [];
+  const g = gateway?.session;
+  if (g !== undefined && isBusy(g, gateway!.now)) segments.push(paint(BUSY, "●", colour));
   if (input.model !== undefined) segments.push(paint(DIM, input.model, colour));
   if (task !== undefined && task !== "") segments.push(paint(TASK, task, colour));
   const metrics: string[] = [];
-  if (input.costUsd !== undefined && input.costUsd >= 0)
-    metrics.push(`$${input.costUsd.toFixed(2)}`);
+  const spent = g !== undefined && g.requests > 0 ? g : undefined;
+  const usd =
+    spent?.usd ?? (input.costUsd !== undefined && input.costUsd >= 0 ? input.costUsd : undefined);
+  if (usd !== undefined) metrics.push(`$${usd.toFixed(2)}`);
+  if (spent !== undefined) {
+    const t = spent.tokens;
+    metrics.push(`${formatTokens(t.input + t.output + t.cache_creation + t.cache_read)}tok`);
+  }
   if (counts !== undefined) metrics.push(`${counts.tools}t`, `${counts.files}f`);
   if (input.durationMs !== undefined) metrics.push(formatDuration(input.durationMs));
   if (input.linesAdded !== undefined || input.linesRemoved !== undefined)
     metrics.push(`+${input.linesAdded ?? 0}/-${input.linesRemoved ?? 0}`);
   if (metrics.length > 0) segments.push(paint(METRICS, metrics.join(" "), colour));
+  const left = g === undefined ? undefined : cacheLeftMs(g, gateway!.now);
+  if (left !== undefined) segments.push(paint(CACHE, `cache ${formatDuration(left)}`, colour));
   if (input.currentDir !== undefined) segments.push(paint(DIM, basename(input.currentDir), colour));
   // Without a window to draw, the harness's own "past 200k tokens" flag is
   // the only sign of a full context: say it rather than show nothing.
@@ -148,6 +182,10 @@ export interface StatuslinePlaces {
   foldCacheDir?: string;
   /** Colours on (the default) or off (NO_COLOR). */
   colour?: boolean;
+  /** The state dir, whose `llm-sessions/` holds what a gateway reported. */
+  stateDir?: string;
+  /** "Now" (tests). */
+  now?: number;
 }
 
 /** Tool and file counts of the session's transcript: the path the harness
@@ -176,6 +214,7 @@ export async function statuslineFor(text: string, places: StatuslinePlaces): Pro
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return "";
   let task: string | undefined;
   let counts: TranscriptCounts | undefined;
+  let gateway: GatewayView | undefined;
   if (input.sessionId !== undefined) {
     const countsRead = transcriptCounts(input.transcriptPath, places);
     // Recording is for the HUD; a full disk must not blank the status bar.
@@ -183,7 +222,10 @@ export async function statuslineFor(text: string, places: StatuslinePlaces): Pro
       recordStatuslineInput(places.recordDir, input.sessionId, text);
     } catch {}
     task = readTodos(places.claudeHome, input.sessionId)?.inProgress ?? undefined;
+    const session =
+      places.stateDir === undefined ? undefined : readSessionLlm(places.stateDir, input.sessionId);
+    if (session !== undefined) gateway = { session, now: places.now ?? Date.now() };
     counts = await countsRead;
   }
-  return renderStatusline(input, task, places.colour ?? true, counts);
+  return renderStatusline(input, task, places.colour ?? true, counts, gateway);
 }

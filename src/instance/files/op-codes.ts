@@ -56,8 +56,13 @@ const CODES: Record<FileOp, Record<RefusalReason, ErrorCode>> = {
   },
 };
 
+/** The code `op` answers a refusal with. */
+export function codeOf(op: FileOp, r: Refusal): ErrorCode {
+  return CODES[op][r.refused];
+}
+
 /** Throw a refusal as `op`'s contract error; hand back anything else. */
 export function answer<T>(op: FileOp, outcome: T | Refusal): T {
-  if (isRefusal(outcome)) throw contractError(CODES[op][outcome.refused], outcome.msg);
+  if (isRefusal(outcome)) throw contractError(codeOf(op, outcome), outcome.msg);
   return outcome;
 }

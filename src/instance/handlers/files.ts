@@ -12,7 +12,8 @@ import {
 } from "../files/file-ops.js";
 import { type FindStart, findFiles } from "../files/find.js";
 import { answer, type FileOp } from "../files/op-codes.js";
-import { type Admitted, admit, admitAsFile, type Final, type Surfaces } from "../files/surfaces.js";
+import { places, surfacesOf } from "../files/session-surfaces.js";
+import { type Admitted, admit, admitAsFile, type Final } from "../files/surfaces.js";
 import type { Services } from "./services.js";
 
 // The file ops (contract §4.3.4, DR-0036): each names a session and a
@@ -20,46 +21,6 @@ import type { Services } from "./services.js";
 // by proof (files/checked-open.ts) and acted on (files/file-ops.ts). A
 // refusal is one of a few reasons, which each op answers with a code of its
 // own error set (files/op-codes.ts).
-
-/** The session's stated places: root (`repo_root`, else `cwd`) and cwd. */
-async function places(s: Services, sid: string): Promise<{ root?: string; cwd?: string }> {
-  let found = s.sessions.lookup(sid);
-  if (found === undefined) {
-    await s.presence.fresh();
-    found = s.sessions.lookup(sid);
-  }
-  const meta = found === undefined ? {} : found.kind === "live" ? found.session.meta : found.row;
-  const root = meta.repo_root ?? meta.cwd;
-  return { ...(root === undefined ? {} : { root }), ...(meta.cwd ? { cwd: meta.cwd } : {}) };
-}
-
-/** Workspace folders and external files, from the session's status fold
- * (the transcript feed, brought up to date first). */
-async function statusLists(s: Services, sid: string): Promise<Omit<Surfaces, "root">> {
-  const feed = await s.transcripts.feeds.open(sid);
-  if (feed === undefined) return { folders: [], external: [] };
-  try {
-    await feed.refresh();
-    await feed.parts.status.settled();
-    const snap = feed.parts.status.snapshot();
-    return {
-      folders: snap.workspace_folders.map((f) => f.path),
-      external: snap.external_files.map((f) => f.path),
-    };
-  } finally {
-    feed.release();
-  }
-}
-
-/** A session's surfaces, reading only what `kinds` need. */
-async function surfacesOf(s: Services, sid: string, kinds: readonly FileKind[]): Promise<Surfaces> {
-  const needStatus = kinds.some((k) => k !== "contained");
-  const [p, lists] = await Promise.all([
-    places(s, sid),
-    needStatus ? statusLists(s, sid) : Promise.resolve({ folders: [], external: [] }),
-  ]);
-  return { ...lists, ...(p.root === undefined ? {} : { root: p.root }) };
-}
 
 /** Scope `role` (contract §4.1): a session reaches only its own files; any
  * other sid shows it nothing, as a path outside its reach. */

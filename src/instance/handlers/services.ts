@@ -2,8 +2,11 @@ import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import type { Kv } from "../kv.js";
+import type { LlmQuota } from "../llm/quota.js";
+import type { LlmUsage } from "../llm/usage.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
+import type { SandboxGrants } from "../sandbox/grants.js";
 import type { SearchEngine } from "../search/engine.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
@@ -35,6 +38,14 @@ export interface Services {
   dumpDir: string;
   /** The search index (DR-0037). */
   search: SearchEngine;
+  /** Sandbox grants (DR-0042); serving once the HTTP listener is up. */
+  sandbox: SandboxGrants;
+  /** Spend an LLM gateway reported (DR-0043). */
+  llmUsage: LlmUsage;
+  /** Quota readings from rate-limit headers (DR-0043). */
+  llmQuota: LlmQuota;
+  /** The instance clock. */
+  now(): number;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;

@@ -1,10 +1,11 @@
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { type WebSocket, WebSocketServer } from "ws";
-import { isLoopbackHost } from "../../address.js";
+import { isLoopbackHost, isSandboxName } from "../../address.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../line-framer.js";
+import { WEBHOOK_PATH } from "../llm/webhook-path.js";
 import type { ConsoleFiles } from "./console-files.js";
 import type { HttpHandlers } from "./http-bind.js";
 import {
@@ -35,6 +36,12 @@ export interface HttpOptions {
   plugins?: (app: FastifyInstance) => void;
   /** The web console's files (console-files.ts); absent = none served. */
   console?: (app: FastifyInstance) => Promise<ConsoleFiles>;
+  /** Hosts answered apart from everything else here (the sandbox origins,
+   * DR-0042): a handler for a request whose Host it names, which then never
+   * reaches the console's routes, hooks or credentials. */
+  hosted?: (
+    host: string | undefined,
+  ) => ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 }
 
 /**
@@ -87,11 +94,13 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
   };
   // Every route, the plugins' included: the same Host and Origin rule, then
   // the owner's proof — except on the one-time link, which is how a browser
-  // gets it.
+  // gets it, and on the webhook, whose sources prove themselves with their
+  // own tokens (instance/llm/webhook.ts).
   app.addHook("onRequest", async (req, reply) => {
     const refused = admit(req.headers.host, req.headers.origin);
     if (refused !== undefined) return reply.code(403).send({ ok: false, error: refused });
     const url = new URL(req.url, "http://ccmsg.invalid");
+    if (req.method === "POST" && WEBHOOK_PATH.test(url.pathname)) return;
     const answer =
       req.method === "GET" && url.pathname.endsWith(SIGN_IN_PATH)
         ? owner.signIn(url.pathname, url.searchParams.get("token") ?? undefined)
@@ -116,7 +125,11 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
   });
   options.plugins?.(app);
   await app.ready();
-  return { request, upgrade, close: () => app.close() };
+  const { hosted } = options;
+  const console = request;
+  const answer: HttpHandlers["request"] =
+    hosted === undefined ? console : (req, res) => (hosted(req.headers.host) ?? console)(req, res);
+  return { request: answer, upgrade, close: () => app.close() };
 }
 
 const NEWLINE = Buffer.from("\n");
@@ -177,7 +190,7 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
  * bind (0.0.0.0, ::) accepts any Host until the public endpoint is configured.
  * Returns why a request is refused, or undefined.
  */
-function hostAndOriginRule(
+export function hostAndOriginRule(
   boundHost: string,
   port: number,
 ): (host: string | undefined, origin: string | undefined) => string | undefined {
@@ -190,12 +203,23 @@ function hostAndOriginRule(
     if (colon < 0 || hostPort.slice(colon + 1) !== String(port)) return false;
     return names.has(hostPort.slice(0, colon).toLowerCase());
   };
+  // A sandbox name is never the console's, even under a wildcard bind: its
+  // pages are files of sessions (DR-0042).
+  const sandboxed = (hostPort: string) => {
+    const colon = hostPort.lastIndexOf(":");
+    return isSandboxName(colon < 0 ? hostPort : hostPort.slice(0, colon));
+  };
   return (host, origin) => {
+    if (host !== undefined && sandboxed(host)) return "Host is a sandbox, not the console";
     if (!wildcard && (host === undefined || !ours(host))) return "Host is not this instance";
     if (origin === undefined) return undefined;
     try {
       const url = new URL(origin);
-      if (url.protocol === "http:" && (wildcard ? url.port === String(port) : ours(url.host)))
+      if (
+        url.protocol === "http:" &&
+        !isSandboxName(url.hostname) &&
+        (wildcard ? url.port === String(port) : ours(url.host))
+      )
         return undefined;
     } catch {}
     return "Origin is not this instance";

@@ -4,6 +4,8 @@ import { m0002EccState } from "./0002-ecc-state.js";
 import { m0003WorkItems } from "./0003-work-items.js";
 import { m0004CheckRuns } from "./0004-check-runs.js";
 import { m0005InboxHeldAge } from "./0005-inbox-held-age.js";
+import { m0006SyncRuns } from "./0006-sync-runs.js";
+import { m0007LlmUsage } from "./0007-llm-usage.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -12,4 +14,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0003WorkItems,
   m0004CheckRuns,
   m0005InboxHeldAge,
+  m0006SyncRuns,
+  m0007LlmUsage,
 ];

@@ -98,11 +98,47 @@ export function HudCard({ hud }: { hud: HudStatus }) {
           {gh === null || gh.openPullRequests == null
             ? unknown()
             : `${gh.openPullRequests} PRs, ${gh.openIssues ?? "?"} issues open`}
+          {typeof gh?.openDiscussions === "number" && `, ${gh.openDiscussions} discussions`}
         </dd>
+        <dt>Merge queue</dt>
+        <dd>{mergeQueue(queue.mergeQueue)}</dd>
+        <dt>Linear</dt>
+        <dd>{linear(sync.Linear)}</dd>
         <dt>Handoff</dt>
         <dd>{val((sync.handoff as Record<string, unknown> | undefined)?.path)}</dd>
       </dl>
     </div>
+  );
+}
+
+/** The merge queue by class (ready, waiting on checks, blocked). */
+function mergeQueue(v: unknown): ComponentChildren {
+  if (!Array.isArray(v)) return unknown();
+  if (v.length === 0) return "empty";
+  const n = (c: string) =>
+    v.filter((i) => (i as Record<string, unknown>)?.classification === c).length;
+  return (
+    <>
+      <span class="badge badge-good">{n("ready")} ready</span>{" "}
+      <span class="badge">{n("waiting-check")} waiting on checks</span>{" "}
+      <span class="badge badge-warn">{n("blocked")} blocked</span>
+    </>
+  );
+}
+
+/** The Linear project and its health, from the last sync. */
+function linear(v: unknown): ComponentChildren {
+  const l = (v ?? {}) as Record<string, unknown>;
+  if (l.project == null || l.project === "unknown") return unknown();
+  return (
+    <>
+      {String(l.project)}{" "}
+      <span
+        class={`badge ${l.health === "onTrack" ? "badge-good" : l.health === "offTrack" || l.health === "atRisk" ? "badge-warn" : ""}`}
+      >
+        {String(l.health ?? "unknown")}
+      </span>
+    </>
   );
 }
 

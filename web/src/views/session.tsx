@@ -74,6 +74,7 @@ export function SessionView({ sid }: { sid: string }) {
             )}
             {row.agent?.waiting_for !== undefined && <span>waits for {row.agent.waiting_for}</span>}
             <span class="sid">{sid}</span>
+            <a href={href({ view: "search", sid })}>Search this session</a>
           </p>
         )}
         <Controls sid={sid} connected={row?.connected ?? false} hud={hud} />

@@ -1,0 +1,100 @@
+import type { Logger } from "pino";
+import type { Capability } from "../../contract/identifiers.js";
+import type { LlmEvent } from "../../gateway/event.js";
+import type { LlmConfig } from "../../llm-config.js";
+import { LlmUsageStore } from "../../store/llm-usage.js";
+import type { Clock } from "../clock.js";
+import type { InstanceStore } from "../instance-store.js";
+import type { Sessions } from "../sessions.js";
+import type { TopicHub } from "../topic-hub.js";
+import { LlmQuota } from "./quota.js";
+import { LlmRequests } from "./requests.js";
+import { SessionFiles } from "./session-files.js";
+import { LlmStatus } from "./status.js";
+import { LlmUsage } from "./usage.js";
+import type { WebhookDeps } from "./webhook.js";
+
+export interface LlmServed {
+  requests: LlmRequests;
+  usage: LlmUsage;
+  quota: LlmQuota;
+  status: LlmStatus;
+  /** The webhook route's sources and where its batches go. */
+  webhook: WebhookDeps;
+  close(): void;
+}
+
+/**
+ * The LLM gateway's side of the instance (DR-0043), wired once: with a
+ * webhook source configured, `llm_events`, `llm_stats`, `llm_usage` and
+ * `llm_status` are offered and their topics served; each checked batch feeds
+ * the series table (and `gateway_active_at`), the observed service health,
+ * the spend sums, the quota readings and the sessions' statusline files.
+ */
+export function serveLlm(input: {
+  id: string;
+  clock: Clock;
+  hub: TopicHub;
+  sessions: Sessions;
+  store: InstanceStore;
+  config: LlmConfig | undefined;
+  stateDir: string;
+  capabilities: Set<Capability>;
+  log: Logger;
+}): LlmServed {
+  const { id, clock, hub, sessions, store, log } = input;
+  const sources = input.config?.sources ?? {};
+  const requests = new LlmRequests(id, clock, hub, sessions, log);
+  const usage = new LlmUsage(new LlmUsageStore(store.db), input.config?.prices, store.persist);
+  const quota = new LlmQuota();
+  const status = new LlmStatus(clock, hub);
+  const files = new SessionFiles(
+    input.stateDir,
+    (sid) => {
+      const spent = usage.session(sid);
+      return {
+        sid,
+        ...requests.sessionView(sid),
+        requests: spent.requests,
+        tokens: {
+          input: spent.input_tokens,
+          output: spent.output_tokens,
+          cache_creation: spent.cache_creation_input_tokens,
+          cache_read: spent.cache_read_input_tokens,
+        },
+        ...(spent.usd === null ? {} : { usd: spent.usd }),
+        written_at: clock.now(),
+      };
+    },
+    log,
+  );
+  if (Object.keys(sources).length > 0) {
+    input.capabilities.add("llm_events");
+    input.capabilities.add("llm_stats");
+    input.capabilities.add("llm_usage");
+    input.capabilities.add("llm_status");
+    hub.provideValue("llm_requests", () => requests.value());
+    hub.provideValue("llm_status", () => status.value());
+  }
+  const ingest = (events: LlmEvent[]) => {
+    requests.ingest(events);
+    status.add(events);
+    for (const e of events) {
+      usage.add(e);
+      quota.add(e);
+      if (e.sid !== undefined) files.touched(e.sid);
+    }
+  };
+  return {
+    requests,
+    usage,
+    quota,
+    status,
+    webhook: { sources, ingest },
+    close: () => {
+      requests.close();
+      status.close();
+      files.close();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { SessionLlm } from "../../gateway/session-file.js";
+import { sessionLlmDir } from "../../gateway/session-file.js";
+
+/** A session's file is rewritten at most this often. */
+const WRITE_EVERY_MS = 250;
+
+/**
+ * Writes each session's `llm-sessions/<sid>.json` (gateway/session-file.ts)
+ * for the statusline and the HUD: after an event about it, at most every
+ * 250 ms, without blocking (a temp file, then a rename), 0600 in a 0700
+ * directory. What goes in is computed at write time by `snapshot`.
+ */
+export class SessionFiles {
+  private readonly dir: string;
+  private readonly due = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private ready: Promise<unknown> | undefined;
+  private closed = false;
+
+  constructor(
+    stateDir: string,
+    private readonly snapshot: (sid: string) => SessionLlm,
+    private readonly log: Logger,
+  ) {
+    this.dir = sessionLlmDir(stateDir);
+  }
+
+  touched(sid: string): void {
+    if (this.closed) return;
+    this.due.add(sid);
+    this.timer ??= setTimeout(() => void this.flush(), WRITE_EVERY_MS);
+  }
+
+  private async flush(): Promise<void> {
+    this.timer = undefined;
+    const sids = [...this.due];
+    this.due.clear();
+    this.ready ??= mkdir(this.dir, { recursive: true, mode: 0o700 });
+    try {
+      await this.ready;
+      await Promise.all(sids.map((sid) => this.write(sid)));
+    } catch (error) {
+      this.log.warn({ err: error }, "llm session files not written");
+    }
+  }
+
+  private async write(sid: string): Promise<void> {
+    const path = join(this.dir, `${sid}.json`);
+    const tmp = `${path}.${process.pid}.tmp`;
+    try {
+      await writeFile(tmp, `${JSON.stringify(this.snapshot(sid))}\n`, { mode: 0o600 });
+      await rename(tmp, path);
+    } catch (error) {
+      await unlink(tmp).catch(() => {});
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+  }
+}
