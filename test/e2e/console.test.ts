@@ -351,6 +351,13 @@ describe("the web console", () => {
       CCMSG_STATE_DIR: inst.stateDir,
     });
     expect(sent.code, sent.stderr).toBe(0);
+    // Indexed first (the index takes a message within milliseconds, longer on
+    // a loaded machine): the view searches once, when typing stops.
+    await until(
+      "the message in the search index",
+      () => http(inst.http, "GET", `/api/search?q=${word}`),
+      (r) => ((r.body as { hits?: unknown[] }).hits ?? []).length > 0,
+    );
     await page.goto(viewUrl(page, "#/sessions"));
     await page.click('nav a:has-text("Search")');
     await page.waitForSelector(".search-view");
