@@ -3,12 +3,11 @@ import { isLoopbackHost, parseHostPort } from "../address.js";
 import { loadConfig } from "../config.js";
 import { startGateway } from "../gateway/proxy.js";
 import { Reporter, type ReportTarget } from "../gateway/reporter.js";
+import { DEFAULT_GATEWAY_LISTEN, DEFAULT_GATEWAY_UPSTREAM } from "../llm-config.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
 import type { Command } from "./main.js";
 import { parse, print, UsageError } from "./options.js";
 
-const DEFAULT_LISTEN = "127.0.0.1:7078";
-const DEFAULT_UPSTREAM = "https://api.anthropic.com";
 const DEFAULT_SOURCE = "local";
 
 /**
@@ -26,7 +25,7 @@ export const gateway: Command = async (argv) => {
   );
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
   const config = loadConfig(configFile(undefined)).llm;
-  const listen = values.listen ?? config?.gateway?.listen ?? DEFAULT_LISTEN;
+  const listen = values.listen ?? config?.gateway?.listen ?? DEFAULT_GATEWAY_LISTEN;
   const { host, port } = parseHostPort(listen);
   // Whoever reaches the port spends through it with their own key, and sees
   // what it answers: loopback unless asked.
@@ -34,7 +33,7 @@ export const gateway: Command = async (argv) => {
     process.stderr.write(`ccmsg gateway: listening beyond loopback (${host}), as asked\n`);
   let upstream: URL;
   try {
-    upstream = new URL(values.upstream ?? config?.gateway?.upstream ?? DEFAULT_UPSTREAM);
+    upstream = new URL(values.upstream ?? config?.gateway?.upstream ?? DEFAULT_GATEWAY_UPSTREAM);
     if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new Error();
   } catch {
     throw new UsageError("--upstream: an http(s) URL");

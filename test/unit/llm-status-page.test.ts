@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { officialOf, summaryUrl } from "../../src/instance/llm/status-page.js";
+import { operationalSummary } from "../helpers/fake-statuspage.js";
+
+// A Statuspage summary in the contract's words (§5.4 `official`).
+
+describe("officialOf", () => {
+  it("maps each indicator and component status to the official vocabulary", () => {
+    const states = (indicator: string) =>
+      officialOf({ ...operationalSummary(), status: { indicator } }, "https://s", 1)?.state;
+    expect(["none", "minor", "major", "critical", "maintenance", "new"].map(states)).toEqual([
+      "operational",
+      "degraded",
+      "partial_outage",
+      "major_outage",
+      "maintenance",
+      "unknown",
+    ]);
+    const summary = {
+      status: { indicator: "minor" },
+      components: ["degraded_performance", "partial_outage", "under_maintenance", "odd"].map(
+        (status, i) => ({ id: `c${i}`, name: `C${i}`, status, group: false }),
+      ),
+    };
+    expect(officialOf(summary, "https://s", 1)?.components.map((c) => c.state)).toEqual([
+      "degraded",
+      "partial_outage",
+      "maintenance",
+      "unknown",
+    ]);
+  });
+
+  it("lists maintenances in progress beside incidents, and no scheduled ones", () => {
+    const official = officialOf(
+      {
+        ...operationalSummary(),
+        status: { indicator: "maintenance" },
+        scheduled_maintenances: [
+          { id: "m1", name: "Database upgrade", status: "in_progress", impact: "maintenance" },
+          { id: "m2", name: "Next week", status: "scheduled", impact: "maintenance" },
+        ],
+      },
+      "https://s",
+      7,
+    );
+    expect(official?.incidents).toEqual([
+      { id: "m1", name: "Database upgrade", state: "in_progress", impact: "maintenance" },
+    ]);
+    expect(official?.observed_at).toBe(7);
+  });
+
+  it("refuses a body that is no summary", () => {
+    expect(officialOf({ page: {} }, "https://s", 1)).toBeUndefined();
+    expect(officialOf([], "https://s", 1)).toBeUndefined();
+    expect(officialOf({ status: { indicator: "" } }, "https://s", 1)).toBeUndefined();
+  });
+
+  it("reads the summary under the page's base", () => {
+    expect(summaryUrl("https://status.anthropic.com/")).toBe(
+      "https://status.anthropic.com/api/v2/summary.json",
+    );
+  });
+});
