@@ -1,4 +1,7 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pushed } from "../../src/client/client.js";
@@ -19,7 +22,7 @@ import {
   overloadBody,
   USAGE_START,
 } from "../helpers/fake-messages-api.js";
-import { runCli, type TestInstance } from "../helpers/instance.js";
+import { CLI, childEnv, runCli, type TestInstance } from "../helpers/instance.js";
 import { type GatewayProcess, llmInstance, startGatewayCli } from "../helpers/llm.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 import { until } from "../helpers/real-claude.js";
@@ -398,6 +401,40 @@ describe("ccmsg gateway", () => {
     ).stdout;
     expect(text).toMatch(new RegExp(`● ${E.slice(0, 8)}`));
     expect(text).toMatch(new RegExp(`^  ${F.slice(0, 8)}`, "m"));
+  });
+
+  it("prints the ANTHROPIC_BASE_URL that points a shell's sessions at it, only while it listens", async () => {
+    const env = { ...inst.env, CCMSG_STATE_DIR: inst.stateDir };
+    const listen = new URL(gw.url).host;
+    // Through a shell as the README says: eval, then the harness inherits it.
+    const sh = await new Promise<string>((resolve, reject) => {
+      const child = spawn(
+        "/bin/sh",
+        [
+          "-c",
+          'eval "$("$NODE" "$CLI" gateway env --listen "$LISTEN")" && printenv ANTHROPIC_BASE_URL',
+        ],
+        { env: { ...childEnv(env), NODE: process.execPath, CLI, LISTEN: listen } },
+      );
+      let out = "";
+      child.stdout.on("data", (c: Buffer) => {
+        out += c.toString();
+      });
+      child.on("error", reject);
+      child.on("close", () => resolve(out));
+    });
+    expect(sh).toBe(`${gw.url}\n`);
+    const json = await runCli(["gateway", "env", "--listen", listen, "--json"], env);
+    expect(JSON.parse(json.stdout)).toEqual({ ANTHROPIC_BASE_URL: gw.url });
+    // A port nobody listens on: nothing printed, so an eval changes nothing.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const none = await runCli(["gateway", "env", "--listen", `127.0.0.1:${port}`], env);
+    expect(none.code).not.toBe(0);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toContain(`nothing listens at http://127.0.0.1:${port}`);
   });
 
   it("never writes a credential to its output or the instance's log", async () => {
