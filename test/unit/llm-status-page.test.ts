@@ -1,5 +1,7 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { officialOf, summaryUrl } from "../../src/instance/llm/status-page.js";
+import { fetchOfficial, officialOf, summaryUrl } from "../../src/instance/llm/status-page.js";
 import { operationalSummary } from "../helpers/fake-statuspage.js";
 
 // A Statuspage summary in the contract's words (§5.4 `official`).
@@ -59,5 +61,43 @@ describe("officialOf", () => {
     expect(summaryUrl("https://status.anthropic.com/")).toBe(
       "https://status.anthropic.com/api/v2/summary.json",
     );
+  });
+});
+
+describe("fetchOfficial", () => {
+  it("says why a page gave no summary: too large, not JSON, not a summary", async () => {
+    let body = "";
+    const server = createServer((_req, res) => {
+      // Chunked, no content-length: the limit is on what is read.
+      res.writeHead(200, { "content-type": "application/json" });
+      for (let i = 0; i < body.length; i += 65_536) res.write(body.slice(i, i + 65_536));
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      body = `[${" ".repeat(1024 * 1024)}]`;
+      expect(await fetchOfficial(url, () => 1)).toEqual({ error: "summary too large" });
+      body = "<html>";
+      expect(await fetchOfficial(url, () => 1)).toEqual({ error: "summary is not JSON" });
+      body = "{}";
+      expect(await fetchOfficial(url, () => 1)).toEqual({ error: "not a Statuspage summary" });
+      body = JSON.stringify(operationalSummary());
+      expect(await fetchOfficial(url, () => 5)).toMatchObject({
+        ok: { state: "operational", observed_at: 5 },
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("reports an address nobody answers on", async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((r) => server.close(r));
+    const r = await fetchOfficial(`http://127.0.0.1:${port}`, () => 1);
+    expect(r).toEqual({ error: expect.stringContaining("ECONNREFUSED") });
   });
 });

@@ -118,24 +118,26 @@ export function summaryUrl(page: string): string {
 export async function fetchOfficial(
   page: string,
   now: () => number,
+  stop?: AbortSignal,
 ): Promise<{ ok: LlmStatusOfficial } | { error: string }> {
+  // One signal for the timeout and the instance's stop (AbortSignal.any is
+  // newer than the Node 20 this runs on).
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new TimeoutError()), FETCH_TIMEOUT_MS);
+  const onStop = () => abort.abort();
+  stop?.addEventListener("abort", onStop, { once: true });
   try {
     const res = await fetch(summaryUrl(page), {
       headers: { accept: "application/json", "user-agent": "ccmsg" },
       redirect: "follow",
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      signal: abort.signal,
     });
     if (!res.ok) {
       await res.body?.cancel();
       return { error: `HTTP ${res.status}` };
     }
-    const declared = Number(res.headers.get("content-length") ?? 0);
-    if (declared > MAX_SUMMARY_BYTES) {
-      await res.body?.cancel();
-      return { error: "summary too large" };
-    }
-    const text = await res.text();
-    if (text.length > MAX_SUMMARY_BYTES) return { error: "summary too large" };
+    const text = await boundedText(res);
+    if (text === undefined) return { error: "summary too large" };
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -145,9 +147,33 @@ export async function fetchOfficial(
     const official = officialOf(body, page, now());
     return official === undefined ? { error: "not a Statuspage summary" } : { ok: official };
   } catch (error) {
-    const e = error as Error;
-    return { error: e.name === "TimeoutError" ? "timed out" : e.message || "fetch failed" };
+    if (abort.signal.reason instanceof TimeoutError) return { error: "timed out" };
+    // fetch says only "fetch failed"; the cause names the network error.
+    const e = error as Error & { cause?: { code?: unknown } };
+    const code = typeof e.cause?.code === "string" ? ` (${e.cause.code})` : "";
+    return { error: `${e.message || "fetch failed"}${code}` };
+  } finally {
+    clearTimeout(timer);
+    stop?.removeEventListener("abort", onStop);
   }
+}
+
+class TimeoutError extends Error {}
+
+/** The body as text, or undefined past MAX_SUMMARY_BYTES (read no further). */
+async function boundedText(res: Response): Promise<string | undefined> {
+  if (res.body === null) return "";
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+    size += chunk.length;
+    if (size > MAX_SUMMARY_BYTES) {
+      await res.body.cancel().catch(() => {});
+      return undefined;
+    }
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts).toString("utf8");
 }
 
 /**
@@ -163,6 +189,8 @@ export class StatusPagePoller {
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly intervalMs: number;
+  /** Ends a poll in flight when the instance stops. */
+  private readonly stop = new AbortController();
 
   constructor(
     private readonly config: LlmStatusPageConfig,
@@ -187,7 +215,7 @@ export class StatusPagePoller {
       return;
     }
     this.polling = true;
-    void fetchOfficial(this.config.url, () => this.clock.now()).then((r) => {
+    void fetchOfficial(this.config.url, () => this.clock.now(), this.stop.signal).then((r) => {
       this.polling = false;
       if (this.closed) return;
       this.nextAt = this.clock.now() + this.intervalMs;
@@ -210,5 +238,6 @@ export class StatusPagePoller {
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);
+    this.stop.abort();
   }
 }
