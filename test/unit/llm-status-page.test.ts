@@ -92,6 +92,18 @@ describe("fetchOfficial", () => {
     }
   });
 
+  it("gives up on a page that does not answer in time", async () => {
+    const server = createServer(() => {});
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect(await fetchOfficial(url, () => 1, undefined, 200)).toEqual({ error: "timed out" });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it("reports an address nobody answers on", async () => {
     const server = createServer();
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

@@ -119,11 +119,16 @@ export async function fetchOfficial(
   page: string,
   now: () => number,
   stop?: AbortSignal,
+  timeoutMs = FETCH_TIMEOUT_MS,
 ): Promise<{ ok: LlmStatusOfficial } | { error: string }> {
   // One signal for the timeout and the instance's stop (AbortSignal.any is
   // newer than the Node 20 this runs on).
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new TimeoutError()), FETCH_TIMEOUT_MS);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, timeoutMs);
   const onStop = () => abort.abort();
   stop?.addEventListener("abort", onStop, { once: true });
   try {
@@ -147,7 +152,7 @@ export async function fetchOfficial(
     const official = officialOf(body, page, now());
     return official === undefined ? { error: "not a Statuspage summary" } : { ok: official };
   } catch (error) {
-    if (abort.signal.reason instanceof TimeoutError) return { error: "timed out" };
+    if (timedOut) return { error: "timed out" };
     // fetch says only "fetch failed"; the cause names the network error.
     const e = error as Error & { cause?: { code?: unknown } };
     const code = typeof e.cause?.code === "string" ? ` (${e.cause.code})` : "";
@@ -157,8 +162,6 @@ export async function fetchOfficial(
     stop?.removeEventListener("abort", onStop);
   }
 }
-
-class TimeoutError extends Error {}
 
 /** The body as text, or undefined past MAX_SUMMARY_BYTES (read no further). */
 async function boundedText(res: Response): Promise<string | undefined> {
