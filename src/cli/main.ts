@@ -328,6 +328,8 @@ export const COMMANDS: Record<
       "local; its token in llm.sources). Point a session at it: ANTHROPIC_BASE_URL=http://host:port",
       "  --listen h:p    where it listens (llm.gateway.listen; default 127.0.0.1:7078)",
       "  --upstream url  where it forwards (llm.gateway.upstream; default https://api.anthropic.com)",
+      "gateway env [--listen h:p] [--json] — `export ANTHROPIC_BASE_URL=…` for a shell",
+      '  (eval "$(ccmsg gateway env)"), printed only while something listens there',
     ].join("\n"),
   },
   queue: {

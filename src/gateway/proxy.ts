@@ -9,6 +9,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
 import { Worker } from "node:worker_threads";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { isLoopbackHost } from "../address.js";
 import type { LlmEvent } from "./event.js";
 import { asSid, type RequestFacts } from "./request-facts.js";
 import { bodyFacts, type ResponseFacts, SseObserver } from "./response-facts.js";
@@ -63,7 +64,20 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const base = upstream.pathname.replace(/\/$/, "");
   const facts = new FactsWorker(options.workerUrl);
 
+  const loopback = isLoopbackHost(options.host);
   const server = createServer((req, res) => {
+    const refusal = guard(req, loopback);
+    if (refusal !== undefined) {
+      req.resume();
+      res.writeHead(403, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          type: "error",
+          error: { type: "permission_error", message: `ccmsg gateway: ${refusal}` },
+        }),
+      );
+      return;
+    }
     const path = `${base}${req.url ?? "/"}`;
     const observed = req.method === "POST" && /\/v1\/messages(\?|$)/.test(req.url ?? "");
     const up = send({
@@ -146,6 +160,22 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       await facts.close();
     },
   };
+}
+
+/**
+ * Who may use the gateway: harnesses, never web pages. A browser always
+ * names the page's origin on a POST, and a harness never does, so any
+ * `Origin` is refused — a page the person visits cannot spend through the
+ * person's gateway. Bound to loopback, the `Host` must be a loopback name
+ * too, which a DNS-rebound page cannot send.
+ */
+function guard(req: IncomingMessage, loopback: boolean): string | undefined {
+  if (req.headers.origin !== undefined) return "requests from web pages are refused";
+  if (!loopback) return undefined;
+  const host = req.headers.host?.toLowerCase();
+  if (host === undefined) return "a Host header is required";
+  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]!;
+  return isLoopbackHost(name) ? undefined : `Host ${name} is not this loopback gateway`;
 }
 
 /** The client's headers for the upstream: hop-by-hop ones dropped, `Host`

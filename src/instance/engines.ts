@@ -208,6 +208,7 @@ export function buildEngines(input: EngineInputs): Engines {
     expire: () => {
       sessions.expire();
       llm.requests.expire();
+      llm.due();
     },
     runner,
     boardSync,
