@@ -9,6 +9,7 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPresence } from "./presence.js";
+import { benchReservations } from "./reservations.js";
 import { benchSearch } from "./search.js";
 import { benchSessionSearch } from "./session-search.js";
 import { benchStatus } from "./status.js";
@@ -32,6 +33,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   files: benchFiles,
   "transcripts-items": benchTranscriptItems,
   console: benchConsole,
+  reservations: benchReservations,
   gateway: benchGateway,
 };
 
