@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { isAddressEntry } from "./client-address.js";
 import { ContractError } from "./contract/errors.js";
 import { presetProblems } from "./contract/transcript-select.js";
 import type { DumpPreset } from "./contract/transcripts.js";
@@ -51,6 +52,20 @@ export interface CcmsgConfig {
   /** LLM-gateway webhook sources, `ccmsg gateway` and the price table
    * (llm-config.ts); `llm_events` is offered when a source exists. */
   llm?: LlmConfig;
+  /** The HTTP listener beyond loopback (DR-0044). */
+  http?: HttpConfig;
+}
+
+export interface HttpConfig {
+  /** The public base URL the console is reached at (a reverse proxy's, or
+   * Tailscale Serve's): the passkeys' RP ID and Origin. Default: the bound
+   * address as `http://localhost:<port>/` on loopback. */
+  endpoint?: string;
+  /** Peers whose `X-Forwarded-For` is believed (addresses or CIDR ranges). */
+  trusted_proxies?: string[];
+  /** When set, only these client addresses (or CIDR ranges) are answered;
+   * everyone else gets 403 before anything else is looked at. */
+  source_ips?: string[];
 }
 
 export interface SyncConfig {
@@ -81,6 +96,7 @@ const KNOWN_KEYS = [
   "reservations",
   "sync",
   "llm",
+  "http",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -205,6 +221,43 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
   }
   if (value.sync !== undefined) out.sync = checkSync(value.sync, bad);
   if (value.llm !== undefined) out.llm = checkLlm(value.llm, bad);
+  if (value.http !== undefined) out.http = checkHttp(value.http, bad);
+  return out;
+}
+
+/** `http`: `{ endpoint?, trusted_proxies?, source_ips? }`. */
+function checkHttp(value: unknown, bad: (key: string, why: string) => ContractError): HttpConfig {
+  if (!isObject(value))
+    throw bad("http", "must be an object {endpoint?, trusted_proxies?, source_ips?}");
+  const out: HttpConfig = {};
+  for (const k of Object.keys(value))
+    if (!["endpoint", "trusted_proxies", "source_ips"].includes(k))
+      throw bad(`http.${k}`, "unknown key");
+  if (value.endpoint !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = typeof value.endpoint === "string" ? new URL(value.endpoint) : undefined;
+    } catch {}
+    if (
+      url === undefined ||
+      (url.protocol !== "https:" && url.protocol !== "http:") ||
+      !url.pathname.endsWith("/") ||
+      url.search !== "" ||
+      url.hash !== ""
+    )
+      throw bad(
+        "http.endpoint",
+        "must be an http(s) URL ending in / (e.g. https://box.example.ts.net/)",
+      );
+    out.endpoint = url.href;
+  }
+  for (const key of ["trusted_proxies", "source_ips"] as const) {
+    const list = value[key];
+    if (list === undefined) continue;
+    if (!Array.isArray(list) || !list.every((e) => typeof e === "string" && isAddressEntry(e)))
+      throw bad(`http.${key}`, "must be an array of IP addresses or CIDR ranges");
+    out[key] = list as string[];
+  }
   return out;
 }
 

@@ -14,6 +14,10 @@ const USAGE =
 
 export const daemon: Command = async (argv) => {
   const [verb, ...rest] = argv;
+  if (verb === "passkey") {
+    const { passkey, contractSpelling } = await import("./passkey.js");
+    return passkey(contractSpelling(rest));
+  }
   const action = verb === undefined ? undefined : ACTIONS[verb];
   if (action === undefined) throw new ContractError("invalid_args", `usage: ${USAGE}`);
   await action(rest);

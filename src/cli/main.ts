@@ -42,6 +42,16 @@ export const COMMANDS: Record<
       "  --http host:port|0|off  where HTTP and the WebSocket listen (run, start, restart)",
     ].join("\n"),
   },
+  passkey: {
+    group: () => import("./passkey.js").then((m) => ({ passkey: m.passkey })),
+    help: "passkey add|list|remove — people who may use the console from anywhere",
+    more: [
+      "  add [--name label]  print a one-time registration URL and its 6-digit code (10 minutes)",
+      "  list                the registered passkeys",
+      "  remove <sub>        remove a person's passkeys, end their sessions and tokens",
+      "Also spelled `ccmsg daemon passkey add|list|remove [unit] …`.",
+    ].join("\n"),
+  },
   ping: {
     group: () => import("./ping.js"),
     help: "ping — health of the instance",

@@ -66,6 +66,11 @@ export class Dispatcher implements InboundHandler {
     private readonly capabilities: ReadonlySet<Capability>,
     private readonly log: Logger,
     private readonly onRequest: (identity: Identity) => void,
+    /** Instance-private frames answered on the Unix socket only (handlers/auth.ts). */
+    private readonly admin: Record<
+      string,
+      (frame: Record<string, unknown>) => object | Promise<object>
+    > = {},
   ) {}
 
   /** Handle one inbound frame. Frames that follow a `hello` still settling on
@@ -104,6 +109,7 @@ export class Dispatcher implements InboundHandler {
       conn.send(encodeFailure(undefined, { code: "bad_request", msg: "frame is not valid JSON" }));
       return undefined;
     }
+    if (conn.kind === "uds" && this.adminFrame(conn, frame)) return undefined;
     let staged: ErrorBody | Admitted;
     try {
       staged = this.admit(conn, frame);
@@ -118,6 +124,29 @@ export class Dispatcher implements InboundHandler {
     }
     const run = this.run(conn, staged);
     return staged.op === "hello" ? run : undefined;
+  }
+
+  /** An administrative frame (its `op` names an admin handler): answered
+   * here, outside the op table. False for anything else. */
+  private adminFrame(conn: Connection, frame: unknown): boolean {
+    const f = frame as Record<string, unknown> | null;
+    const name = typeof f?.op === "string" ? f.op : undefined;
+    const handler =
+      name === undefined || !Object.hasOwn(this.admin, name) ? undefined : this.admin[name];
+    const requestId = requestIdOf(frame);
+    if (handler === undefined || requestId === undefined) return false;
+    void (async () => {
+      try {
+        conn.send(encodeReply(requestId, await handler(f as Record<string, unknown>)));
+      } catch (error) {
+        if (error instanceof ContractError) conn.send(encodeFailure(requestId, error.toBody()));
+        else {
+          this.log.error({ err: error, op: name }, "administrative frame failed");
+          conn.send(encodeFailure(requestId, { code: "internal_error", msg: `${name} failed` }));
+        }
+      }
+    })();
+    return true;
   }
 
   /** Stages 0–6: everything decided by the tables before a handler runs. */

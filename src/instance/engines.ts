@@ -6,12 +6,14 @@ import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
 import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
+import type { PersonAuth } from "./auth/person-auth.js";
 import { BoardSyncScheduler } from "./board-sync.js";
 import type { Clock } from "./clock.js";
 import { directSetup } from "./direct-route.js";
 import { Dispatcher, type Handlers } from "./dispatch.js";
 import { mirrorSessions } from "./ecc-mirror.js";
 import type { SurfaceDeps } from "./files/session-surfaces.js";
+import { adminHandlers, authHandlers } from "./handlers/auth.js";
 import { connectHandlers } from "./handlers/connect.js";
 import { controlHandlers } from "./handlers/control.js";
 import { fileHandlers } from "./handlers/files.js";
@@ -67,6 +69,8 @@ export interface EngineInputs {
   self(): InstanceInfo;
   httpAddresses(): string[];
   shutdown(reason: string): void;
+  /** Person authentication, once HTTP is bound. */
+  people(): PersonAuth | undefined;
 }
 
 export interface Engines {
@@ -93,6 +97,8 @@ export interface Engines {
   dispatcher: Dispatcher;
   /** Every open connection. */
   connections: Set<Connection>;
+  /** ccmsg's config as read at start. */
+  config: CcmsgConfig;
 }
 
 /**
@@ -173,20 +179,29 @@ export function buildEngines(input: EngineInputs): Engines {
     llmUsage: llm.usage,
     llmQuota: llm.quota,
     now: () => clock.now(),
+    people: input.people,
     self: input.self,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
     shutdown: input.shutdown,
   };
-  const dispatcher = new Dispatcher(id, handlerTable(services), capabilities, log, (identity) => {
-    if (identity.role === "session") sessions.touch(identity.sid);
-  });
+  const dispatcher = new Dispatcher(
+    id,
+    handlerTable(services),
+    capabilities,
+    log,
+    (identity) => {
+      if (identity.role === "session") sessions.touch(identity.sid);
+    },
+    adminHandlers(services),
+  );
   const runner = new MutationRunner(undefined);
   const boardSync = new BoardSyncScheduler({
     ...{ config, env: input.env, cwd: process.cwd(), log, runner },
     ...{ db: store.db, dbPath: store.state.path, changed: (items) => board.offer(items) },
   });
   return {
+    config,
     hub,
     sessions,
     messaging,
@@ -232,6 +247,7 @@ export function handlerTable(services: Services): Handlers {
     ...forkOriginHandlers(services),
     ...sandboxHandlers(services),
     ...llmHandlers(services),
+    ...authHandlers(services),
   };
 }
 

@@ -1,9 +1,11 @@
 import type { Logger } from "pino";
 import { isLoopbackHost, parseHostPort } from "../address.js";
 import type { ControlPaneDeps } from "../board/http.js";
+import type { HttpConfig } from "../config.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../owner-credential.js";
-import type { ConsoleApiDeps } from "./console-api.js";
+import type { PersonAuth } from "./auth/person-auth.js";
 import type { SandboxSide } from "./engines.js";
+import type { InstanceStore } from "./instance-store.js";
 import type { WebhookDeps } from "./llm/webhook.js";
 import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
@@ -15,8 +17,9 @@ export interface HttpListenerOptions {
   listen: string;
   accept: Accept;
   controlPane: ControlPaneDeps;
-  /** What the web console's own reads need (console-api.ts). */
-  inbox: ConsoleApiDeps["inbox"];
+  /** The instance's store: the console's reads (console-api.ts) and the
+   * person-auth records (DR-0044). */
+  store: InstanceStore;
   stateDir: string;
   /** Search across sessions (`/api/search`). */
   search: SearchHttpDeps["search"];
@@ -30,6 +33,10 @@ export interface HttpListenerOptions {
   /** The owner credential's file, this run (one-time links are bound to it)
    * and the instance clock. */
   owner: { secretPath: string; run: InstanceRun; now(): number };
+  /** The endpoint, trusted proxies and source allowlist (config `http`). */
+  network: HttpConfig;
+  /** An access token's lifetime (a test hook; default ACCESS_TTL_MS). */
+  accessTtlMs: number | undefined;
 }
 
 /**
@@ -38,8 +45,14 @@ export interface HttpListenerOptions {
  * socket answers (DR-0007); the HTTP stack behind it loads on the first
  * request (DR-0022).
  */
-export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp> {
+export async function startHttp(
+  options: HttpListenerOptions,
+): Promise<BoundHttp & { people: PersonAuth }> {
   const { host, port } = parseHostPort(options.listen);
+  const { refuseBareExposure, startPeople } = await import("./auth/people.js");
+  refuseBareExposure(options.listen, options.store);
+  // Made once bound: its default endpoint names the port.
+  let people: PersonAuth | undefined;
   if (!isLoopbackHost(host))
     options.log.warn({ host }, "HTTP listener bound beyond loopback, as asked");
   const { testHooks, owner } = options;
@@ -68,11 +81,15 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
       port: boundPort,
       accept: options.accept,
       owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
+      network: options.network,
+      people: () => people,
+      instanceId: owner.run.instance,
       console: (app) => consoleFiles(app),
       hosted: sandboxHost({ ...options.sandbox, log: options.log }),
       plugins: (app) => {
         app.register(controlPanePlugin, options.controlPane);
-        const { inbox, stateDir } = options;
+        const { stateDir } = options;
+        const inbox = options.store.inbox;
         app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
         app.register(searchPlugin, { search: options.search, now: owner.now });
         app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
@@ -82,5 +99,10 @@ export async function startHttp(options: HttpListenerOptions): Promise<BoundHttp
   });
   if (isLoopbackHost(host) || host === "0.0.0.0" || host === "::")
     options.sandbox.offer(parseHostPort(bound.address).port);
-  return bound;
+  people = startPeople({
+    ...{ id: owner.run.instance, address: bound.address, config: options.network },
+    ...{ store: options.store, now: owner.now, log: options.log },
+    accessTtlMs: options.accessTtlMs,
+  });
+  return { ...bound, people };
 }

@@ -91,7 +91,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       ...{ harness: claimingHarness(env), stateDir: options.stateDir },
       self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
-      shutdown: (reason) => void stop(reason),
+      ...{ shutdown: (reason: string) => void stop(reason), people: () => http?.people },
     });
     const { sessions, messaging, runner, board, connections } = engines;
     const accept = (transport: Transport) => {
@@ -100,7 +100,6 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       connections.add(conn);
       conn.onClose(() => connections.delete(conn));
     };
-
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     void logFile.load();
@@ -109,7 +108,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
       http = await startHttp({
-        ...{ listen: options.http, accept, log, inbox: opened.inbox, stateDir: options.stateDir },
+        ...{ listen: options.http, accept, log, store: opened, stateDir: options.stateDir },
         owner: {
           secretPath: files.ownerSecret,
           run: { instance: id, startedAt },
@@ -123,6 +122,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           changed: (items) => board.offer(items),
         },
         ...{ search: engines.search, sandbox: engines.sandbox, webhook: engines.webhook },
+        ...{ network: engines.config.http ?? {}, accessTtlMs: hook("CCMSG_TEST_ACCESS_TTL_MS") },
         testHooks: options.testHooks
           ? {
               ...{ clock, runner, db: opened.db },

@@ -1,4 +1,6 @@
+import { useState } from "preact/hooks";
 import { wire } from "./app-state.js";
+import { addDevice, person, signOut } from "./conn/person.js";
 import { unread } from "./lib/notifications.js";
 import { href, type Route, route } from "./lib/router.js";
 import { setTheme, type Theme, theme } from "./settings.js";
@@ -10,6 +12,13 @@ import { ReservationsView } from "./views/reservations.js";
 import { SearchView } from "./views/search.js";
 import { SessionView } from "./views/session.js";
 import { SessionsView } from "./views/sessions.js";
+import { RegisterPage, SignInPage } from "./views/sign-in.js";
+
+/** A registration URL's token (`#register=<token>`), read once at load. */
+function registrationToken(): string | undefined {
+  const m = /^#register=([A-Za-z0-9_.-]+)$/.exec(location.hash);
+  return m?.[1];
+}
 
 const NAV: { label: string; to: Route; match: Route["view"][] }[] = [
   { label: "Sessions", to: { view: "sessions" }, match: ["sessions", "session"] },
@@ -36,6 +45,22 @@ addEventListener("keydown", (e) => {
 export function App() {
   const r = route.value;
   const n = unread.value;
+  const [token, setToken] = useState(registrationToken);
+  const who = person.value;
+  const [added, setAdded] = useState<{ url: string; code: string } | undefined>(undefined);
+  if (token !== undefined)
+    return (
+      <main id="main" tabIndex={-1}>
+        <RegisterPage
+          token={token}
+          done={() => {
+            setToken(undefined);
+            history.replaceState(null, "", "#/");
+          }}
+        />
+      </main>
+    );
+  const signedOut = wire.state.value === "signed_out";
   return (
     <>
       <a class="skip-link" href="#main">
@@ -67,6 +92,33 @@ export function App() {
         </nav>
         <div class="top-right">
           <ConnectionBadge />
+          {who !== undefined && (
+            <>
+              <span class="signed-in-as" data-person={who.sub}>
+                {who.sub}
+              </span>
+              <button
+                type="button"
+                class="link-button"
+                onClick={() =>
+                  void addDevice().then(
+                    (a) => setAdded(a),
+                    () => setAdded(undefined),
+                  )
+                }
+              >
+                Add a device
+              </button>
+              <button
+                type="button"
+                class="link-button"
+                data-sign-out
+                onClick={() => void signOut().then(() => wire.retryNow())}
+              >
+                Sign out
+              </button>
+            </>
+          )}
           <label class="theme-pick">
             <span class="visually-hidden">Theme</span>
             <select
@@ -82,7 +134,17 @@ export function App() {
         </div>
       </header>
       <SignedOutBanner />
+      {added !== undefined && (
+        <div class="banner" role="status" data-added-device>
+          Open <code>{added.url}</code> on the other device (10 minutes, once) and enter the code{" "}
+          <strong>{added.code}</strong>.{" "}
+          <button type="button" class="link-button" onClick={() => setAdded(undefined)}>
+            Done
+          </button>
+        </div>
+      )}
       <main id="main" tabIndex={-1}>
+        {signedOut && <SignInPage />}
         {r.view === "sessions" && <SessionsView />}
         {r.view === "session" && <SessionView key={r.sid} sid={r.sid} />}
         {r.view === "board" && <BoardView />}

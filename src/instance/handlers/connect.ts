@@ -40,6 +40,13 @@ export function connectHandlers(s: Services): Handlers {
 
   return {
     async hello(args, { conn }) {
+      // A person's access token speaks for a person: never a session or an
+      // instance (those use the local socket, or a mesh proof).
+      if (conn.person !== undefined && args.role !== "user")
+        throw contractError(
+          "invalid_args",
+          "a connection opened with a person's access token greets with role user",
+        );
       if (args.role === "instance" && conn.kind === "ws") {
         // Over WebSocket an instance must prove its endpoint (mesh handshake);
         // over the local socket, access to the socket file is the proof.
@@ -76,6 +83,7 @@ export function connectHandlers(s: Services): Handlers {
         capabilities: [...s.capabilities],
         version: s.version,
         started_at: s.startedAt,
+        ...(conn.person === undefined ? {} : { auth_expires_at: conn.person.expiresAt }),
       };
     },
 

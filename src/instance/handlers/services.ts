@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
+import type { PersonAuth } from "../auth/person-auth.js";
 import type { Kv } from "../kv.js";
 import type { LlmQuota } from "../llm/quota.js";
 import type { LlmUsage } from "../llm/usage.js";
@@ -46,6 +47,9 @@ export interface Services {
   llmQuota: LlmQuota;
   /** The instance clock. */
   now(): number;
+  /** Person authentication, once the HTTP listener is bound (its endpoint
+   * is the passkeys' origin); undefined without one. */
+  people(): PersonAuth | undefined;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;

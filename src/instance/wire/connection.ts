@@ -1,4 +1,5 @@
 import type { Identity } from "../../contract/envelope.js";
+import type { PersonSession } from "../auth/person-session.js";
 import { BACKPRESSURE, Outbound } from "./outbound.js";
 import type { PeerEndpoint } from "./peer-endpoint.js";
 import type { Transport, TransportKind } from "./transport.js";
@@ -30,6 +31,8 @@ export class Connection {
   readonly kind: TransportKind;
   /** Where the peer's process can be looked up (a session's vouching). */
   readonly peer: PeerEndpoint | undefined;
+  /** The person whose access token opened it, if one did. */
+  readonly person: PersonSession | undefined;
   readonly outbound: Outbound;
   private state_: ConnectionState = "opening";
   private identity_: Identity | undefined;
@@ -44,6 +47,7 @@ export class Connection {
   ) {
     this.kind = transport.kind;
     this.peer = transport.peer;
+    this.person = transport.person;
     this.outbound = new Outbound(transport.writer, {
       pause: () => this.pauseReading("replies"),
       resume: () => this.resumeReading("replies"),

@@ -3,15 +3,26 @@ import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { type WebSocket, WebSocketServer } from "ws";
 import { isLoopbackHost, isSandboxName } from "../../address.js";
+import { addressList, clientAddress, contains, isLoopbackAddress } from "../../client-address.js";
+import type { HttpConfig } from "../../config.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../line-framer.js";
+import { authRoutes, refreshCookieHeader } from "../auth/auth-routes.js";
+import type { PersonAuth } from "../auth/person-auth.js";
+import { PersonSession } from "../auth/person-session.js";
 import { WEBHOOK_PATH } from "../llm/webhook-path.js";
 import type { ConsoleFiles } from "./console-files.js";
 import type { HttpHandlers } from "./http-bind.js";
 import {
+  ACCESS_EXPIRED,
+  type AuthAnswer,
   type OwnerAuth,
+  offeredProtocols,
+  PEOPLE_ONLY,
+  type Principal,
   refuseUpgrade,
   SIGN_IN_PATH,
+  SUBPROTOCOL_PREFIX,
   UNAUTHENTICATED,
   UNAUTHENTICATED_PAGE,
 } from "./owner-auth.js";
@@ -42,7 +53,15 @@ export interface HttpOptions {
   hosted?: (
     host: string | undefined,
   ) => ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  /** The endpoint, trusted proxies and source allowlist (config `http`). */
+  network?: HttpConfig;
+  /** Person authentication (DR-0044); absent or undefined = owner only. */
+  people?: () => PersonAuth | undefined;
+  instanceId?: string;
 }
+
+/** The console's hashed files (console-files.ts): no data in them. */
+const ASSET_PATH = /\/assets\/[A-Za-z0-9_.-]+$/;
 
 /**
  * What answers on the HTTP listener (bound by http-bind.ts): WebSocket at any
@@ -66,17 +85,57 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
     },
   });
   const { owner } = options;
+  const network = options.network ?? {};
+  const trusted = addressList(network.trusted_proxies ?? []);
+  const allowed = network.source_ips === undefined ? undefined : addressList(network.source_ips);
+  const basePath = network.endpoint === undefined ? "/" : new URL(network.endpoint).pathname;
+  const people = options.people ?? (() => undefined);
+  const clientOf = (req: IncomingMessage) =>
+    clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted);
+  // The source allowlist comes before everything else (contract §1.1).
+  const outside = (ip: string | undefined) =>
+    allowed !== undefined && (ip === undefined || !contains(allowed, ip));
+  /** Who a request speaks for: the owner (from loopback only), a person's
+   * access token (Bearer, or the `ccmsg.token.` subprotocol), or why not. */
+  const who = (headers: IncomingMessage["headers"], ip: string | undefined) => {
+    const local = isLoopbackAddress(ip);
+    if (local) {
+      const o = owner.authenticate(headers);
+      if (o !== undefined) return o;
+    }
+    const p = people();
+    const offered = offeredProtocols(headers)
+      .filter((x) => x.startsWith(SUBPROTOCOL_PREFIX))
+      .map((x) => x.slice(SUBPROTOCOL_PREFIX.length));
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? "")?.[1];
+    let refusal: AuthAnswer = local ? UNAUTHENTICATED : PEOPLE_ONLY;
+    if (p === undefined) return refusal;
+    for (const token of [bearer, ...offered]) {
+      if (token === undefined) continue;
+      const found = p.person(token);
+      if (typeof found === "object") return { kind: "person", person: found, token } as Principal;
+      if (found === "expired") refusal = ACCESS_EXPIRED;
+    }
+    return refusal;
+  };
+  const principals = new WeakMap<IncomingMessage, Principal>();
+  const chosen = new WeakMap<IncomingMessage, string>();
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: WS_MAX_MESSAGE_BYTES,
     // Messages are read as a stream (ws-frames.ts), which takes no extension.
     perMessageDeflate: false,
     // Echo the credential's subprotocol (contract §1.1), and no other.
-    handleProtocols: (offered) => owner.subprotocol(offered) ?? false,
+    handleProtocols: (_offered, req) => chosen.get(req) ?? false,
   });
-  const admit = hostAndOriginRule(options.host, options.port);
+  const admit = hostAndOriginRule(options.host, options.port, network.endpoint);
 
   const upgrade = (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const ip = clientOf(req);
+    if (outside(ip)) {
+      socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
+      return;
+    }
     const path = (req.url ?? "").split("?")[0]!;
     if (!path.endsWith("/ws")) {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
@@ -86,35 +145,154 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
       return;
     }
-    if (owner.authenticate(req.headers) === undefined)
-      return refuseUpgrade(socket, UNAUTHENTICATED);
-    wss.handleUpgrade(req, socket, head, (ws) =>
-      options.accept({ ...webSocketTransport(ws, socket), peer: tcpPeer(socket) }),
-    );
+    const principal = who(req.headers, ip);
+    if (!("kind" in principal)) return refuseUpgrade(socket, principal);
+    const offered = offeredProtocols(req.headers);
+    let protocol: string | undefined;
+    if (principal.kind === "person") {
+      // A person's socket must come from the web UI the family was minted
+      // for; a missing Origin (not a browser) is refused (contract §9.5).
+      if (req.headers.origin !== principal.person.webui) {
+        socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
+        return;
+      }
+      const mine = `${SUBPROTOCOL_PREFIX}${principal.token}`;
+      protocol = offered.includes(mine) ? mine : undefined;
+    } else protocol = owner.subprotocol(offered);
+    if (protocol !== undefined) chosen.set(req, protocol);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const transport = webSocketTransport(ws, socket);
+      const p = people();
+      let person: PersonSession | undefined;
+      if (principal.kind === "person" && p !== undefined) {
+        const { sub, familyId, expiresAt } = principal.person;
+        const session = new PersonSession(
+          sub,
+          familyId,
+          expiresAt,
+          () => p.now(),
+          (why) => {
+            ws.close(4001, why);
+            setTimeout(() => ws.terminate(), 1000).unref();
+          },
+        );
+        const untrack = p.track({ sub, familyId, close: () => session.close("access revoked") });
+        ws.on("close", () => {
+          untrack();
+          session.dispose();
+        });
+        person = session;
+      }
+      // Past the deadline no frame is served, whenever the timer fires.
+      const session = person;
+      const reader: typeof transport.reader =
+        session === undefined || p === undefined
+          ? transport.reader
+          : {
+              ...transport.reader,
+              listen: (handlers) =>
+                transport.reader.listen({
+                  ...handlers,
+                  frame: (line) => {
+                    if (p.now() >= session.expiresAt) session.close("access token expired");
+                    else handlers.frame(line);
+                  },
+                }),
+            };
+      options.accept({
+        ...transport,
+        reader,
+        peer: tcpPeer(socket),
+        ...(person === undefined ? {} : { person }),
+      });
+    });
   };
-  // Every route, the plugins' included: the same Host and Origin rule, then
-  // the owner's proof — except on the one-time link, which is how a browser
-  // gets it, and on the webhook, whose sources prove themselves with their
-  // own tokens (instance/llm/webhook.ts).
+  const authPaths = new Set(
+    ["challenge", "register", "assert", "refresh"].map((r) => `${basePath}auth/${r}`),
+  );
+  // Every route, the plugins' included: the source allowlist, the same Host
+  // and Origin rule, then the owner's proof (from this machine) or a
+  // person's access token — except on the one-time link, which is how a
+  // browser gets the owner's cookie, the four auth routes, which are how a
+  // person gets a token, and the webhook, whose sources prove themselves
+  // with their own tokens (instance/llm/webhook.ts).
   app.addHook("onRequest", async (req, reply) => {
+    const ip = clientOf(req.raw);
+    if (outside(ip))
+      return reply.code(403).send({ ok: false, error: "this address is not allowed here" });
     const refused = admit(req.headers.host, req.headers.origin);
     if (refused !== undefined) return reply.code(403).send({ ok: false, error: refused });
     const url = new URL(req.url, "http://ccmsg.invalid");
     if (req.method === "POST" && WEBHOOK_PATH.test(url.pathname)) return;
-    const answer =
-      req.method === "GET" && url.pathname.endsWith(SIGN_IN_PATH)
+    if (req.method === "POST" && authPaths.has(url.pathname)) return;
+    if (req.method === "GET" && url.pathname.endsWith(SIGN_IN_PATH)) {
+      const answer = isLoopbackAddress(ip)
         ? owner.signIn(url.pathname, url.searchParams.get("token") ?? undefined)
-        : owner.authenticate(req.headers) === undefined
-          ? // A browser opening the console's page without the cookie is told
-            // how to get it, in a page rather than JSON.
-            req.method === "GET" &&
-            url.pathname.endsWith("/") &&
-            (req.headers.accept ?? "").includes("text/html")
-            ? UNAUTHENTICATED_PAGE
-            : UNAUTHENTICATED
-          : undefined;
-    if (answer !== undefined)
+        : PEOPLE_ONLY;
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
+    }
+    const principal = who(req.headers, ip);
+    if ("kind" in principal) {
+      principals.set(req.raw, principal);
+      return;
+    }
+    const api = url.pathname.startsWith("/api/");
+    const page = req.method === "GET" && url.pathname.endsWith("/") && !api;
+    // While passkeys are in use, the console's page and files are its
+    // sign-in page: they hold no data, and everything they read needs a token.
+    if (
+      req.method === "GET" &&
+      (page || (!api && ASSET_PATH.test(url.pathname))) &&
+      people()?.inUse() === true
+    )
+      return;
+    // A browser opening the console's page without the cookie is told how to
+    // get it, in a page rather than JSON.
+    const answer =
+      principal === UNAUTHENTICATED && page && (req.headers.accept ?? "").includes("text/html")
+        ? UNAUTHENTICATED_PAGE
+        : principal;
+    return reply.code(answer.status).headers(answer.headers).send(answer.body);
+  });
+  app.register(async (auth) => {
+    auth.setErrorHandler((error: { statusCode?: number; message: string }, _req, reply) =>
+      reply.code(error.statusCode === 413 ? 413 : 400).send({
+        ok: false,
+        error: { code: "bad_request", msg: `the body could not be read: ${error.message}` },
+      }),
+    );
+    const deps = {
+      people,
+      instanceId: options.instanceId ?? "",
+      basePath,
+      clientIp: (r: { raw: IncomingMessage }) => clientOf(r.raw),
+    };
+    authRoutes(auth, deps);
+    const personOf = (raw: IncomingMessage) => {
+      const found = principals.get(raw);
+      const p = people();
+      return found?.kind === "person" && p !== undefined ? { found, p } : undefined;
+    };
+    const notPerson = { ok: false, code: "forbidden", error: "only a person's access token may" };
+    // The console's own: sign out (kill this family, drop the cookie) and
+    // add another device to the person signed in.
+    auth.post("/api/auth/signout", async (req, reply) => {
+      const who = personOf(req.raw);
+      if (who === undefined) return reply.code(403).send(notPerson);
+      await who.p.signOut(who.found.person.familyId);
+      return reply
+        .header(
+          "set-cookie",
+          refreshCookieHeader({ ...deps, secure: who.p.secure }, who.found.person.sub, "", 0),
+        )
+        .send({ ok: true });
+    });
+    auth.post("/api/auth/add-device", async (req, reply) => {
+      const who = personOf(req.raw);
+      if (who === undefined) return reply.code(403).send(notPerson);
+      const { url, code, expires_at } = who.p.addPasskey(undefined, who.found.person.sub);
+      return reply.header("cache-control", "no-store").send({ ok: true, url, code, expires_at });
+    });
   });
 
   const files = await options.console?.(app);
@@ -193,7 +371,10 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
 export function hostAndOriginRule(
   boundHost: string,
   port: number,
+  endpoint?: string,
 ): (host: string | undefined, origin: string | undefined) => string | undefined {
+  // The public endpoint (a reverse proxy's name) is this instance too.
+  const publicUrl = endpoint === undefined ? undefined : new URL(endpoint);
   const wildcard = boundHost === "0.0.0.0" || boundHost === "::";
   const bracketed = boundHost.includes(":") ? `[${boundHost}]` : boundHost;
   const names = new Set([bracketed]);
@@ -211,8 +392,11 @@ export function hostAndOriginRule(
   };
   return (host, origin) => {
     if (host !== undefined && sandboxed(host)) return "Host is a sandbox, not the console";
-    if (!wildcard && (host === undefined || !ours(host))) return "Host is not this instance";
+    const isPublic = publicUrl !== undefined && host?.toLowerCase() === publicUrl.host;
+    if (!wildcard && !isPublic && (host === undefined || !ours(host)))
+      return "Host is not this instance";
     if (origin === undefined) return undefined;
+    if (publicUrl !== undefined && origin === publicUrl.origin) return undefined;
     try {
       const url = new URL(origin);
       if (

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Socket } from "node:net";
 import { COOKIE_LIFETIME_MS, type InstanceRun, OwnerCredential } from "../../owner-credential.js";
+import type { PersonToken } from "../auth/person-auth.js";
 
 /**
  * Who may use the TCP side (every HTTP route, the WebSocket upgrade): the
@@ -13,7 +14,9 @@ import { COOKIE_LIFETIME_MS, type InstanceRun, OwnerCredential } from "../../own
  * Person authentication (passkeys, contract §9) slots in here: its access
  * token arrives in the same subprotocol and becomes another kind of Principal.
  */
-export type Principal = { kind: "owner"; via: "bearer" | "subprotocol" | "cookie" };
+export type Principal =
+  | { kind: "owner"; via: "bearer" | "subprotocol" | "cookie" }
+  | { kind: "person"; person: PersonToken; token: string };
 
 /** A refusal or a redirect, for an HTTP reply or a raw upgrade socket. */
 export interface AuthAnswer {
@@ -117,6 +120,20 @@ export const UNAUTHENTICATED: AuthAnswer = refusal(
   "this instance answers its owner only: send `Authorization: Bearer <secret>` (the secret is <state dir>/owner.secret), or open the console with `ccmsg open`",
 );
 
+/** A person's access token that has run out: the console refreshes it. */
+export const ACCESS_EXPIRED: AuthAnswer = refusal(
+  401,
+  "auth_expired",
+  "this access token has expired: refresh it (auth/refresh) or sign in again",
+);
+
+/** Beyond loopback the owner's credential does not count (DR-0044). */
+export const PEOPLE_ONLY: AuthAnswer = refusal(
+  401,
+  "auth_invalid",
+  "from beyond this machine, sign in with a passkey",
+);
+
 /** The same refusal for a browser opening the console's page: a page that
  * says how to sign in (nothing else is on it; no script, no style). */
 export const UNAUTHENTICATED_PAGE: AuthAnswer = {
@@ -151,7 +168,7 @@ export function refuseUpgrade(socket: Socket, answer: AuthAnswer): void {
   socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
 }
 
-function offeredProtocols(headers: IncomingHttpHeaders): string[] {
+export function offeredProtocols(headers: IncomingHttpHeaders): string[] {
   const raw = headers["sec-websocket-protocol"];
   return raw === undefined ? [] : raw.split(",").map((p) => p.trim());
 }

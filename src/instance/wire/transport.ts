@@ -39,6 +39,7 @@ export interface FrameWriter {
   close(): void;
 }
 
+import type { PersonSession } from "../auth/person-session.js";
 import type { PeerEndpoint } from "./peer-endpoint.js";
 
 export type TransportKind = "uds" | "ws";
@@ -50,6 +51,8 @@ export interface Transport {
   readonly writer: FrameWriter;
   /** Where the peer's process can be looked up, when known. */
   readonly peer?: PeerEndpoint;
+  /** Present when a person's access token opened it (WebSocket only). */
+  readonly person?: PersonSession;
 }
 
 /** Where a listener hands each accepted peer. */

@@ -6,6 +6,7 @@ import { m0004CheckRuns } from "./0004-check-runs.js";
 import { m0005InboxHeldAge } from "./0005-inbox-held-age.js";
 import { m0006SyncRuns } from "./0006-sync-runs.js";
 import { m0007LlmUsage } from "./0007-llm-usage.js";
+import { m0008AuthRecords } from "./0008-auth-records.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -16,4 +17,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0005InboxHeldAge,
   m0006SyncRuns,
   m0007LlmUsage,
+  m0008AuthRecords,
 ];

@@ -61,6 +61,8 @@ export interface WireOptions {
   /** How to ask whether this browser is signed in, when the socket keeps
    * failing before it opens (a browser cannot read a refused upgrade's status). */
   probeAuth?: () => Promise<"ok" | "signed_out" | "unreachable">;
+  /** Subprotocols to offer (a person's `ccmsg.token.<access token>`). */
+  protocols?: () => string[];
 }
 
 export class Wire {
@@ -163,7 +165,7 @@ export class Wire {
     this.retryAt.value = undefined;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(this.url);
+      ws = new WebSocket(this.url, this.options.protocols?.() ?? []);
     } catch {
       this.lost();
       return;
@@ -314,13 +316,16 @@ function defaultUrl(): string {
   return url.href;
 }
 
-/** Ask the instance whether this browser's cookie is good (`./api/health`
- * answers 401 without it). */
-export async function probeAuth(): Promise<"ok" | "signed_out" | "unreachable"> {
+/** Ask the instance whether this browser's cookie (or person's token) is
+ * good (`./api/health` answers 401 without one). */
+export async function probeAuth(
+  headers: Record<string, string> = {},
+): Promise<"ok" | "signed_out" | "unreachable"> {
   try {
     const res = await fetch(new URL("api/health", location.href), {
       credentials: "same-origin",
       cache: "no-store",
+      headers,
     });
     if (res.status === 401) return "signed_out";
     return res.ok ? "ok" : "unreachable";

@@ -1,3 +1,6 @@
+import { bearer } from "../conn/bearer.js";
+import { person, refresh } from "../conn/person.js";
+
 /** A refusal of the instance's HTTP API: its status, its code when it has
  * one (`STATE_STORE_BUSY`, a contract code) and, for 503, when to retry. */
 export class ApiError extends Error {
@@ -22,13 +25,32 @@ export class ApiError extends Error {
  * proxy's prefix is kept. The owner's cookie goes with it (same origin).
  */
 export async function api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  try {
+    return await once<T>(method, path, body);
+  } catch (error) {
+    // A person's access token ran out (the tab slept): one refresh, one retry.
+    if (
+      !(error instanceof ApiError) ||
+      error.code !== "auth_expired" ||
+      person.peek() === undefined
+    )
+      throw error;
+    if ((await refresh("expiring")) === undefined) throw error;
+    return once<T>(method, path, body);
+  }
+}
+
+async function once<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(new URL(path, location.href), {
       method,
       credentials: "same-origin",
       cache: "no-store",
-      headers: body === undefined ? {} : { "content-type": "application/json" },
+      headers: {
+        ...bearer(),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
