@@ -1,0 +1,210 @@
+import { fork } from "node:child_process";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimWorkItemPg, moveWorkItemPg, upsertWorkItemPg } from "../../src/board/pg-board.js";
+import { STATE_STORE_BUSY } from "../../src/contract/errors.js";
+import { PgBoardStore } from "../../src/store/pg/board-store.js";
+import { ROOT } from "../helpers/instance.js";
+import { startPostgres, type TestPostgres } from "../helpers/postgres.js";
+
+// The board's store on a real PostgreSQL server (a throwaway cluster): the
+// same rules as on SQLite, with row locks, LISTEN/NOTIFY and lock timeouts.
+
+let cluster: TestPostgres;
+beforeAll(async () => {
+  cluster = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+/** A child process running `test/helpers/pg-claimer.mjs`. */
+function claimer(url: string, owner: string, count: number) {
+  const child = fork(
+    join(ROOT, "test", "helpers", "pg-claimer.mjs"),
+    [url, owner, "item", String(count), "8"],
+    { stdio: ["ignore", "inherit", "inherit", "ipc"] },
+  );
+  const opened = new Promise<void>((resolve) => child.once("message", () => resolve()));
+  const result = new Promise<{ won: string[]; refused: string[] }>((resolve, reject) => {
+    child.on("message", (m) => {
+      if (typeof m === "object") resolve(m as { won: string[]; refused: string[] });
+    });
+    child.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`claimer ${owner} exited ${code}`));
+    });
+  });
+  return { opened, go: () => child.send("go"), result };
+}
+
+describe("PostgreSQL board store", () => {
+  it("2 × 1,000 concurrent claims from two processes give each item exactly one owner", async () => {
+    const url = await cluster.database();
+    const store = await PgBoardStore.open(url);
+    try {
+      await store.write(async (items) => {
+        for (let i = 0; i < 1000; i++)
+          await items.put({
+            ...{ id: `item-${i}`, source: "manual", sourceId: null, title: `item ${i}` },
+            ...{ status: "open", priority: null, url: null, owner: null, repoRoot: null },
+            ...{ sessionId: null, metadata: null, createdAt: "2026-01-01T00:00:00.000Z" },
+            updatedAt: "2026-01-01T00:00:00.000Z",
+          });
+      });
+      const a = claimer(url, "alice", 1000);
+      const b = claimer(url, "bob", 1000);
+      await Promise.all([a.opened, b.opened]);
+      a.go();
+      b.go();
+      const [ra, rb] = await Promise.all([a.result, b.result]);
+      // Every claim either won or was refused as owned by the other.
+      expect(ra.won.length + ra.refused.length).toBe(1000);
+      expect(rb.won.length + rb.refused.length).toBe(1000);
+      for (const r of [...ra.refused, ...rb.refused]) expect(r).toMatch(/already owned by/);
+      // No item was won twice, and every item was won once.
+      const wonBy = new Map<string, string>();
+      for (const id of ra.won) wonBy.set(id, "alice");
+      for (const id of rb.won) {
+        expect(wonBy.has(id)).toBe(false);
+        wonBy.set(id, "bob");
+      }
+      expect(wonBy.size).toBe(1000);
+      // The database agrees with what each claimer was told.
+      const rows = await store.items().all();
+      expect(rows.filter((i) => i.owner === wonBy.get(i.id)).length).toBe(1000);
+      expect(rows.every((i) => i.status === "running")).toBe(true);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+
+  it("automatic claims skip rows being claimed and never hand one item to two owners", async () => {
+    const url = await cluster.database();
+    const store = await PgBoardStore.open(url, { maxConnections: 10 });
+    try {
+      for (let i = 0; i < 40; i++)
+        await upsertWorkItemPg(store, {
+          id: `a-${i}`,
+          title: `a ${i}`,
+          priority: i < 5 ? "critical" : "low",
+        });
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => claimWorkItemPg(store, { owner: `o${i}` })),
+      );
+      const claimed = results.flatMap((r) => (r.claimed ? [r.item.id] : []));
+      expect(claimed.length).toBe(40);
+      expect(new Set(claimed).size).toBe(40);
+      expect(results.filter((r) => !r.claimed).length).toBe(10);
+      // Critical items go first: no low item was claimed before every
+      // critical one was taken.
+      const order = results
+        .flatMap((r) => (r.claimed ? [r.item] : []))
+        .sort((x, y) => x.updatedAt.localeCompare(y.updatedAt));
+      const lastCritical = order.findLastIndex((i) => i.priority === "critical");
+      const firstLow = order.findIndex((i) => i.priority === "low");
+      expect(lastCritical).toBeLessThan(firstLow + 8);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("applies the board's rules: done items and someone else's items are refused", async () => {
+    const url = await cluster.database();
+    const store = await PgBoardStore.open(url);
+    try {
+      await upsertWorkItemPg(store, { id: "r1", title: "one" });
+      const c = await claimWorkItemPg(store, { id: "r1", owner: "alice", as: "agent" });
+      expect(c.claimed && c.item.metadata).toEqual({
+        claimOwnerSource: "local",
+        assigneeKind: "agent",
+      });
+      await expect(claimWorkItemPg(store, { id: "r1", owner: "bob" })).rejects.toThrow(
+        "already owned by alice",
+      );
+      expect((await claimWorkItemPg(store, { id: "r1", owner: "alice" })).claimed).toBe(true);
+      const moved = await moveWorkItemPg(store, "r1", " Done ");
+      expect(moved.item.status).toBe("done");
+      await expect(claimWorkItemPg(store, { id: "r1", owner: "alice" })).rejects.toThrow("is done");
+      await expect(moveWorkItemPg(store, "r1", "imaginary")).rejects.toThrow("invalid lane");
+      await expect(moveWorkItemPg(store, "nope", "ready")).rejects.toMatchObject({
+        code: "not_found",
+      });
+      await expect(upsertWorkItemPg(store, { id: "r1", status: "open" })).rejects.toThrow(
+        "move it to a lane",
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("reports STATE_STORE_BUSY when another connection holds the row lock past the timeout", async () => {
+    const url = await cluster.database();
+    const store = await PgBoardStore.open(url, { busyTimeoutMs: 300 });
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await upsertWorkItemPg(store, { id: "held", title: "held" });
+      await holder.query("BEGIN");
+      await holder.query("SELECT * FROM work_items WHERE id = 'held' FOR UPDATE");
+      const started = Date.now();
+      await expect(claimWorkItemPg(store, { id: "held", owner: "bob" })).rejects.toMatchObject({
+        code: STATE_STORE_BUSY,
+        status: 503,
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      await holder.query("ROLLBACK");
+      // Once the holder is gone the same claim goes through.
+      expect((await claimWorkItemPg(store, { id: "held", owner: "bob" })).claimed).toBe(true);
+    } finally {
+      await holder.end();
+      await store.close();
+    }
+  });
+
+  it("tells every listener about every change, whoever made it", async () => {
+    const url = await cluster.database();
+    const [one, two] = await Promise.all([PgBoardStore.open(url), PgBoardStore.open(url)]);
+    const heard: [Set<string>, Set<string>] = [new Set(), new Set()];
+    const stops = await Promise.all(
+      [one, two].map((s, i) =>
+        s.listen((ids) => {
+          for (const id of ids) heard[i]!.add(id);
+        }),
+      ),
+    );
+    try {
+      for (let i = 0; i < 20; i++)
+        await upsertWorkItemPg(i % 2 === 0 ? one : two, { id: `w-${i}`, title: `w ${i}` });
+      await claimWorkItemPg(two, { id: "w-0", owner: "x" });
+      await waitFor(() => heard[0].size === 20 && heard[1].size === 20);
+      expect([...heard[0]].sort()).toEqual([...heard[1]].sort());
+    } finally {
+      for (const stop of stops) await stop();
+      await one.close();
+      await two.close();
+    }
+  });
+
+  it("migrates once: a second open (or a concurrent one) applies nothing again", async () => {
+    const url = await cluster.database();
+    const stores = await Promise.all([1, 2, 3].map(() => PgBoardStore.open(url)));
+    for (const s of stores) await s.close();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const r = await c.query("SELECT version, name FROM schema_migrations ORDER BY version");
+    await c.end();
+    expect(r.rows).toEqual([
+      { version: 1, name: "001_work_items" },
+      { version: 2, name: "002_check_runs" },
+    ]);
+  });
+});
+
+async function waitFor(ok: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
