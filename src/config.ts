@@ -5,6 +5,7 @@ import { presetProblems } from "./contract/transcript-select.js";
 import type { DumpPreset } from "./contract/transcripts.js";
 import { checkLauncher, type LauncherConfig } from "./launcher-config.js";
 import { checkLlm, type LlmConfig } from "./llm-config.js";
+import { isPostgresUrl } from "./store/pg/url.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the
@@ -48,6 +49,10 @@ export interface CcmsgConfig {
   /** LLM-gateway webhook sources, `ccmsg gateway` and the price table
    * (llm-config.ts); `llm_events` is offered when a source exists. */
   llm?: LlmConfig;
+  /** The board's store: a `postgres://` URL puts work items in PostgreSQL,
+   * shared by every instance naming it (DR-0046). Default: the instance's
+   * own SQLite file. */
+  store?: string;
 }
 
 export interface SyncConfig {
@@ -77,6 +82,7 @@ const KNOWN_KEYS = [
   "launcher",
   "sync",
   "llm",
+  "store",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -191,6 +197,11 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
   if (value.launcher !== undefined) out.launcher = checkLauncher(value.launcher, bad);
   if (value.sync !== undefined) out.sync = checkSync(value.sync, bad);
   if (value.llm !== undefined) out.llm = checkLlm(value.llm, bad);
+  if (value.store !== undefined) {
+    if (typeof value.store !== "string" || !isPostgresUrl(value.store))
+      throw bad("store", "must be a postgres://… URL (the default board needs no key)");
+    out.store = value.store;
+  }
   return out;
 }
 

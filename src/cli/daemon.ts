@@ -5,12 +5,13 @@ import { ContractError } from "../contract/errors.js";
 import { liveHolder } from "../instance-lock.js";
 import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../owner-credential.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../paths.js";
+import { isPostgresUrl } from "../store/pg/url.js";
 import { startDaemon } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print } from "./options.js";
 
 const USAGE =
-  "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off] [--recover]";
+  "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off] [--recover] [--store postgres://…]";
 
 export const daemon: Command = async (argv) => {
   const [verb, ...rest] = argv;
@@ -24,6 +25,7 @@ const HTTP_OPTION = {
   "test-hooks": { type: "boolean" },
   "read-only": { type: "boolean" },
   recover: { type: "boolean" },
+  store: { type: "string" },
 } as const;
 
 const ACTIONS: Record<string, Command> = {
@@ -41,6 +43,7 @@ const ACTIONS: Record<string, Command> = {
         testHooks: values["test-hooks"] ?? false,
         readOnly: values["read-only"] ?? false,
         recover: values.recover ?? false,
+        store: storeArg(values.store),
       });
     let instance: Awaited<ReturnType<typeof startInstance>>;
     try {
@@ -221,9 +224,17 @@ async function stopInstance(stateDir: string): Promise<boolean> {
   throw new ContractError("internal_error", `instance pid ${pid} did not exit within 10 s`);
 }
 
-/** `--recover` for the background instance. */
-function recoverArg(values: { recover?: boolean }): string[] {
-  return values.recover ? ["--recover"] : [];
+/** `--recover` and `--store` for the background instance. */
+function recoverArg(values: { recover?: boolean; store?: string }): string[] {
+  const store = storeArg(values.store);
+  return [...(values.recover ? ["--recover"] : []), ...(store ? ["--store", store] : [])];
+}
+
+/** `--store`: only a PostgreSQL URL names another store (DR-0046). */
+function storeArg(store: string | undefined): string | undefined {
+  if (store !== undefined && !isPostgresUrl(store))
+    throw new ContractError("invalid_args", "--store must be a postgres://… URL");
+  return store;
 }
 
 /** The `npm start` line: where the console is, with a link that signs in. */

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
+import type { TeamBoard } from "../board/team-board.js";
 import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
@@ -37,7 +38,7 @@ import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection } from "./wire/connection.js";
-import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
+import { serveTeamWorkItems, serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
 /** What the HTTP listener needs for the sandbox origins: the grants, the
  * surfaces each request is checked against, and how to offer `sandbox` once
@@ -63,6 +64,9 @@ export interface EngineInputs {
   stateDir: string;
   /** The instance's environment (ccmsg's config file, the harness it serves). */
   env: NodeJS.ProcessEnv;
+  /** The board in PostgreSQL, shared with other instances (DR-0046); the
+   * board is the instance's own file without it. */
+  teamBoard?: TeamBoard;
   self(): InstanceInfo;
   httpAddresses(): string[];
   shutdown(reason: string): void;
@@ -116,7 +120,10 @@ export function buildEngines(input: EngineInputs): Engines {
   const direct = directSetup(input.env, input.harness, input.configHome, log);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
-  const board = serveWorkItems(store.db, hub);
+  const board =
+    input.teamBoard === undefined
+      ? serveWorkItems(store.db, hub)
+      : serveTeamWorkItems(input.teamBoard, hub);
   const transcripts = serveTranscripts({
     instanceId: id,
     harness: input.harness,
@@ -238,7 +245,7 @@ function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   } catch (error) {
     log.error(
       { err: error },
-      "config not read: the launcher, interval syncs and LLM webhook are off",
+      "config not read: the launcher, interval syncs, LLM webhook and a configured team board are off",
     );
     return {};
   }

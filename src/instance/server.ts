@@ -1,8 +1,10 @@
 import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
+import type { TeamBoard } from "../board/team-board.js";
+import { loadConfig } from "../config.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { InstanceLock } from "../instance-lock.js";
-import { claimingHarness, configHome, stateFiles } from "../paths.js";
+import { claimingHarness, configFile, configHome, stateFiles } from "../paths.js";
 import { prepareStateDir } from "../state-dir.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
@@ -26,6 +28,10 @@ export interface InstanceOptions {
   readOnly?: boolean;
   /** A damaged database is moved aside (kept) and an empty one started. */
   recover?: boolean;
+  /** The board's store: a `postgres://` URL puts it in PostgreSQL, shared
+   * with other instances (DR-0046); else the config's `store`; else the
+   * instance's own file. */
+  store?: string;
   env?: Record<string, string | undefined>;
 }
 
@@ -63,6 +69,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     lock.release();
   };
   let store: InstanceStore | undefined;
+  let team: TeamBoard | undefined;
   let uds: KeptSocket | undefined;
   try {
     const clock = new Clock(hook("CCMSG_TEST_CLOCK_OFFSET_MS") ?? 0);
@@ -70,6 +77,12 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const id = loadOrMintInstanceId(files.instanceId);
     const opened = openInstanceStore(files.database, log, options.recover ?? false);
     store = opened;
+    const boardUrl = options.store ?? configuredStore(env);
+    if (boardUrl !== undefined) {
+      const { TeamBoard } = await import("../board/team-board.js");
+      team = await TeamBoard.open(boardUrl, log);
+    }
+    const teamBoard = team;
     let http: Awaited<ReturnType<typeof startHttp>> | undefined;
     let stopping: Promise<void> | undefined;
     let resolveStopped = () => {};
@@ -79,7 +92,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const stop = (reason: string): Promise<void> => {
       stopping ??= stopInstance(
         {
-          ...{ id, log, ...engines, store: opened, uds: listening, http, release },
+          ...{ id, log, ...engines, store: opened, uds: listening, http, release, teamBoard },
           runtimeFiles: [files.instanceJson, files.socket],
         },
         reason,
@@ -88,7 +101,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     };
     const engines = buildEngines({
       ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
-      ...{ harness: claimingHarness(env), stateDir: options.stateDir },
+      ...{ harness: claimingHarness(env), stateDir: options.stateDir, teamBoard },
       self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
       shutdown: (reason) => void stop(reason),
@@ -104,7 +117,10 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     void logFile.load();
-    engines.boardSync.start();
+    // The interval syncs write the instance's own board; a team board is
+    // not theirs to fill (DR-0046).
+    if (teamBoard === undefined) engines.boardSync.start();
+    else log.warn("board syncs are not run on a team board in PostgreSQL");
     const compacted = engines.search.ready.then(() => opened.compact(startedAt));
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
@@ -116,7 +132,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           now: () => clock.now(),
         },
         controlPane: {
-          ...{ store: opened.state, readOnly: options.readOnly ?? false, runner },
+          ...{ store: opened.state, readOnly: options.readOnly ?? false, runner, team: teamBoard },
           sessions: () => sessions.peers(),
           sessionsVersion: () => sessions.version,
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
@@ -142,8 +158,20 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
   } catch (error) {
     log.error({ err: error }, "startup failed");
     await uds?.close();
+    await team?.close().catch(() => {});
     store?.db.close();
     await release();
     throw error;
+  }
+}
+
+/** The config's `store`, if it names one. An unreadable config is reported
+ * by the engines (which read it too) and leaves the board in the instance's
+ * own file. */
+function configuredStore(env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    return loadConfig(configFile(undefined, env)).store;
+  } catch {
+    return undefined;
   }
 }

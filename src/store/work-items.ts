@@ -57,6 +57,7 @@ export class WorkItemsStore {
   private readonly counts_;
   private readonly changedSince_;
   private readonly session_;
+  private readonly all_;
 
   constructor(db: Db) {
     this.get_ = db.prepare("SELECT * FROM work_items WHERE id = ?");
@@ -80,6 +81,7 @@ export class WorkItemsStore {
        FROM work_items GROUP BY status, kind`,
     );
     this.session_ = db.prepare("SELECT 1 FROM sessions WHERE id = ?");
+    this.all_ = db.prepare("SELECT * FROM work_items ORDER BY id");
     this.changedSince_ = db.prepare(
       "SELECT * FROM work_items WHERE updated_at > ? ORDER BY updated_at, id LIMIT 1000",
     );
@@ -110,6 +112,11 @@ export class WorkItemsStore {
    * `updatedAt`; a new item needs a title. */
   upsert(input: WorkItemInput & { id: string }, now: string): WorkItem {
     return this.put(mergeWorkItem(input, this.get(input.id), now));
+  }
+
+  /** Every item, by id (a copy to another store). */
+  all(): WorkItem[] {
+    return (this.all_.all() as Row[]).map(toItem);
   }
 
   /** The `limit` most recently updated items. */

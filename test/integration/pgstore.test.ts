@@ -2,10 +2,16 @@ import { fork } from "node:child_process";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimWorkItem, upsertWorkItem } from "../../src/board/board.js";
 import { claimWorkItemPg, moveWorkItemPg, upsertWorkItemPg } from "../../src/board/pg-board.js";
 import { STATE_STORE_BUSY } from "../../src/contract/errors.js";
+import { CheckRunsStore } from "../../src/store/check-runs.js";
 import { PgBoardStore } from "../../src/store/pg/board-store.js";
-import { ROOT } from "../helpers/instance.js";
+import { openStateStore } from "../../src/store/state-store.js";
+import { WorkItemsStore } from "../../src/store/work-items.js";
+import { http } from "../helpers/http.js";
+import { isolatedHome, ROOT, runCli, startInstance } from "../helpers/instance.js";
+import { Peer } from "../helpers/peer.js";
 import { startPostgres, type TestPostgres } from "../helpers/postgres.js";
 
 // The board's store on a real PostgreSQL server (a throwaway cluster): the
@@ -208,3 +214,161 @@ async function waitFor(ok: () => boolean, ms = 10_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe("instances sharing a team board in PostgreSQL", () => {
+  type Counts = { totalCount: number; doneCount: number };
+  type Items = { items: { id: string; title: string; owner: string | null; status: string }[] };
+  const has =
+    (id: string, ok: (i: Items["items"][number]) => boolean = () => true) =>
+    (f: { topic?: string; snapshot?: boolean; data?: unknown }) =>
+      f.topic === "work_items" &&
+      !f.snapshot &&
+      (f.data as Items).items.some((i) => i.id === id && ok(i));
+
+  it("two instances serve one board: watchers on both see every change, whoever made it", async () => {
+    const url = await cluster.database();
+    const secretUrl = url.replace("postgres@", "postgres:hunter2@");
+    const [a, b] = await Promise.all([
+      startInstance({ args: ["--store", secretUrl] }),
+      startInstance({ args: ["--store", url] }),
+    ]);
+    const watchers = await Promise.all([Peer.unix(a.socket), Peer.unix(b.socket)]);
+    for (const w of watchers) {
+      await w.helloUser();
+      expect(((await w.subscribe("work_items")).data as Items).items).toEqual([]);
+    }
+    const everyoneSees = (pred: ReturnType<typeof has>) =>
+      Promise.all(watchers.map((w) => w.next(pred)));
+
+    // Created through A, claimed through B, moved through A, then an item
+    // from the CLI: each watcher hears each step.
+    expect((await http(a.http, "POST", "/api/work-items", { id: "w1", title: "one" })).status).toBe(
+      200,
+    );
+    await everyoneSees(has("w1", (i) => i.title === "one"));
+    const claim = await http(b.http, "POST", "/api/work-items/w1/claim", { owner: "bob" });
+    expect(claim.status, JSON.stringify(claim.body)).toBe(200);
+    await everyoneSees(has("w1", (i) => i.owner === "bob" && i.status === "running"));
+    // The other instance's claim holds on this one too.
+    const taken = await http(a.http, "POST", "/api/work-items/w1/claim", { owner: "alice" });
+    expect(taken.status).toBe(400);
+    expect(taken.body.error).toMatch(/already owned by bob/);
+    expect((await http(a.http, "POST", "/api/work-items/w1/move", { lane: "done" })).status).toBe(
+      200,
+    );
+    await everyoneSees(has("w1", (i) => i.status === "done"));
+    const cli = await runCli(
+      ["board", "add", "--id", "cli-1", "--title", "from the CLI", "--store", url, "--json"],
+      a.env,
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    await everyoneSees(has("cli-1"));
+
+    // Both snapshots show the one board; health names it without the password.
+    for (const inst of [a, b]) {
+      const snap = await http(inst.http, "GET", "/api/snapshot");
+      expect((snap.body.workItems as Counts).totalCount).toBe(2);
+      expect((snap.body.workItems as Counts).doneCount).toBe(1);
+      const status = await http(inst.http, "GET", "/api/status");
+      expect((status.body.workItems as Counts).totalCount).toBe(2);
+    }
+    const health = await http(a.http, "GET", "/api/health");
+    expect(health.body.stateDbPath).toMatch(/^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:/);
+    expect(JSON.stringify(health.body)).not.toContain("hunter2");
+    // The instance's own file holds no board items: they are all in PostgreSQL.
+    const list = await runCli(["board", "list", "--json"], {
+      ...a.env,
+      CCMSG_STATE_DIR: a.stateDir,
+    });
+    expect(JSON.parse(list.stdout).totalCount).toBe(0);
+    for (const w of watchers) w.close();
+    await Promise.all([a.stop(), b.stop()]);
+  }, 60_000);
+
+  it("a claim waiting on a row another connection holds answers 503 STATE_STORE_BUSY; reads keep answering", async () => {
+    const url = await cluster.database();
+    const inst = await startInstance({ args: ["--store", url] });
+    expect(
+      (await http(inst.http, "POST", "/api/work-items", { id: "held", title: "held" })).status,
+    ).toBe(200);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query("SELECT * FROM work_items WHERE id = 'held' FOR UPDATE");
+    const t0 = Date.now();
+    let settled = false;
+    const claim = http(inst.http, "POST", "/api/work-items/held/claim", { owner: "alice" });
+    void claim.finally(() => {
+      settled = true;
+    });
+    let rounds = 0;
+    const failed: string[] = [];
+    while (!settled) {
+      const snap = await http(inst.http, "GET", "/api/snapshot");
+      if (snap.status !== 200 || (snap.body.workItems as Counts).totalCount !== 1)
+        failed.push(`snapshot ${snap.status}`);
+      rounds++;
+    }
+    const r = await claim;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(4900);
+    expect(rounds).toBeGreaterThan(5);
+    expect(failed).toEqual([]);
+    expect(r.status).toBe(503);
+    expect(r.headers["retry-after"]).toBe("1");
+    expect(r.body).toMatchObject({ ok: false, code: "STATE_STORE_BUSY" });
+    await holder.query("ROLLBACK");
+    await holder.end();
+    // Nothing was written by the refused claim; once the lock is gone it goes through.
+    const again = await http(inst.http, "POST", "/api/work-items/held/claim", { owner: "alice" });
+    expect(again.status).toBe(200);
+    expect((again.body.item as { owner: string }).owner).toBe("alice");
+    await inst.stop();
+  }, 60_000);
+
+  it("store migrate copies every item and check run of a SQLite board, and a second run changes nothing", async () => {
+    const url = await cluster.database();
+    const home = isolatedHome();
+    const env = home.env;
+    const dbPath = join(home.root, "board.db");
+    const file = openStateStore(dbPath);
+    for (let i = 0; i < 1200; i++)
+      upsertWorkItem(file, {
+        id: `m-${i}`,
+        title: `item ${i}`,
+        priority: i % 3 === 0 ? "high" : undefined,
+        metadata: { n: i, tags: ["a", "b"] },
+      });
+    claimWorkItem(file, { id: "m-7", owner: "carol", as: "agent" });
+    new CheckRunsStore(file.db).record({
+      ...{ repoRoot: "/r", name: "lint", command: "npm run lint", status: "pass" },
+      ...{ exitCode: 0, durationMs: 12, outputTail: "ok", finishedAt: "2026-12-01T00:00:00.000Z" },
+    });
+    const expected = new WorkItemsStore(file.db).all();
+    file.close();
+
+    const first = await runCli(["store", "migrate", "--to", url, "--db", dbPath, "--json"], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ ok: true, workItems: 1200, checkRuns: 1 });
+    expect(first.stderr).toMatch(/1000\/1200 work items/);
+    const second = await runCli(["store", "migrate", "--to", url, "--db", dbPath, "--text"], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/copied 1200 work items and 1 check runs/);
+
+    const store = await PgBoardStore.open(url);
+    try {
+      expect(await store.items().all()).toEqual(expected);
+      const runs = await store.items().latestCheckRuns("/r");
+      expect(runs).toHaveLength(1);
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      expect((await c.query("SELECT count(*)::int AS n FROM check_runs")).rows[0].n).toBe(1);
+      await c.end();
+    } finally {
+      await store.close();
+    }
+    // A bad target is refused before anything is read.
+    const bad = await runCli(["store", "migrate", "--to", "/tmp/x.db", "--db", dbPath], env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/postgres:\/\//);
+  }, 60_000);
+});

@@ -6,23 +6,7 @@ import type { CheckRun } from "../check-runs.js";
 import { BUSY_TIMEOUT_MS } from "../database.js";
 import type { StatusCounts } from "../work-items.js";
 import { migratePg } from "./migrations.js";
-
-/** Whether a store location names a PostgreSQL database rather than a file. */
-export function isPostgresUrl(location: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(location);
-}
-
-/** The URL without its password, for messages and health answers (a
- * secret is never logged). */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== "") u.password = "***";
-    return u.toString();
-  } catch {
-    return "postgres://(unparseable URL)";
-  }
-}
+import { redactUrl } from "./url.js";
 
 /** PostgreSQL's "lock not available" (lock_timeout) and "query canceled"
  * (statement_timeout): another transaction held the rows for the whole wait. */
