@@ -8,6 +8,7 @@ import { benchGateway } from "./gateway.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
+import { benchPgstore } from "./pgstore.js";
 import { benchPresence } from "./presence.js";
 import { benchSearch } from "./search.js";
 import { benchSessionSearch } from "./session-search.js";
@@ -33,6 +34,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   "transcripts-items": benchTranscriptItems,
   console: benchConsole,
   gateway: benchGateway,
+  pgstore: benchPgstore,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

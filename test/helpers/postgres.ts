@@ -49,7 +49,7 @@ let counter = 0;
  * root the server runs as Debian's `postgres` user. Fails loudly — never
  * skips — when PostgreSQL is missing.
  */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<TestPostgres> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), "ccmsg-pg-"));
   const data = join(dir, "data");
@@ -63,7 +63,8 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   await as(join(bin, "initdb"), ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]);
   const port = await freePort();
-  const opts = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c fsync=off -c max_connections=200`;
+  // Tests need no durability (fsync off); a benchmark asks for the defaults.
+  const opts = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c max_connections=200${options.durable ? "" : " -c fsync=off"}`;
   await as(join(bin, "pg_ctl"), [
     "-D",
     data,

@@ -25,10 +25,10 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** A child process running `test/helpers/pg-claimer.mjs`. */
+/** A child process running `test/helpers/claimer.mjs`. */
 function claimer(url: string, owner: string, count: number) {
   const child = fork(
-    join(ROOT, "test", "helpers", "pg-claimer.mjs"),
+    join(ROOT, "test", "helpers", "claimer.mjs"),
     [url, owner, "item", String(count), "8"],
     { stdio: ["ignore", "inherit", "inherit", "ipc"] },
   );
