@@ -36,7 +36,7 @@ export interface ControlPaneDeps {
   /** The board lives in PostgreSQL, shared with other instances (DR-0046):
    * mutations, the snapshot's and status's board come from it; the rest
    * (sessions, skill runs, …) stays in the instance's own store. */
-  team?: TeamBoard;
+  teamBoard?: TeamBoard;
 }
 
 /** Request bodies are small JSON documents. */
@@ -117,9 +117,9 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
     const limit = Number.isFinite(raw)
       ? Math.min(SNAPSHOT_LIMIT_MAX, Math.max(1, Math.trunc(raw)))
       : SNAPSHOT_LIMIT_DEFAULT;
-    const team = deps.team && {
-      version: deps.team.version,
-      summary: await deps.team.summary(SNAPSHOT_ITEMS),
+    const team = deps.teamBoard && {
+      version: deps.teamBoard.version,
+      summary: await deps.teamBoard.summary(SNAPSHOT_ITEMS),
     };
     return send(reply, 200, snapshotText(deps, limit, team));
   });
@@ -130,8 +130,8 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
     const raw = Number((req.query as { limit?: string }).limit ?? 5);
     const limit = Number.isInteger(raw) && raw >= 1 ? Math.min(raw, SNAPSHOT_LIMIT_MAX) : 5;
     const status = readStatus(deps.store, deps.store.path, limit);
-    if (deps.team === undefined) return json(reply, 200, status);
-    const team = deps.team.store;
+    if (deps.teamBoard === undefined) return json(reply, 200, status);
+    const team = deps.teamBoard.store;
     const [counts, items] = await team.read(
       async (q) => [await q.counts(), await q.recent(limit)] as const,
     );
@@ -234,7 +234,7 @@ async function mutate(
   ok: (result: unknown) => object,
 ) {
   controlPaneMetrics.received++;
-  const team = deps.team;
+  const team = deps.teamBoard;
   const running =
     team === undefined
       ? deps.runner.run(deps.store.path, action, args)
@@ -326,7 +326,7 @@ interface TeamSummary {
 /** Where the board lives: the instance's file, or the team database (its
  * URL without the password). */
 function boardLocation(deps: ControlPaneDeps): string {
-  return deps.team?.store.location ?? deps.store.path;
+  return deps.teamBoard?.store.location ?? deps.store.path;
 }
 
 function snapshotText(deps: ControlPaneDeps, limit: number, team?: TeamSummary): Buffer {

@@ -1,7 +1,29 @@
 import type { Logger } from "pino";
+import { loadConfig } from "../config.js";
 import type { WorkItem, WorkItemsSummary } from "../contract/ecc/board.js";
+import { configFile } from "../paths.js";
 import { PgBoardStore } from "../store/pg/board-store.js";
 import { boardSummaryPg } from "./pg-board.js";
+
+/**
+ * The team board an instance serves, if any: `url` (`--store`), else the
+ * config's `store`. An unreadable config is reported by the instance (which
+ * reads it too) and leaves the board in the instance's own file.
+ */
+export async function openTeamBoard(
+  url: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<TeamBoard | undefined> {
+  let location = url;
+  if (location === undefined) {
+    try {
+      location = loadConfig(configFile(undefined, env)).store;
+    } catch {
+      return undefined;
+    }
+  }
+  return location === undefined ? undefined : TeamBoard.open(location);
+}
 
 /** How many recently updated items the instance keeps at hand for
  * `work_items` snapshots (as the SQLite board's topic sends). */
@@ -24,23 +46,27 @@ export class TeamBoard {
   private summary_: { version: number; limit: number; summary: WorkItemsSummary } | undefined;
   version = 0;
 
-  private constructor(
-    readonly store: PgBoardStore,
-    private readonly log: Logger,
-  ) {}
+  private log: Logger | undefined;
 
-  static async open(url: string, log: Logger): Promise<TeamBoard> {
+  private constructor(readonly store: PgBoardStore) {}
+
+  static async open(url: string): Promise<TeamBoard> {
     const store = await PgBoardStore.open(url);
-    const board = new TeamBoard(store, log);
+    const board = new TeamBoard(store);
     try {
-      board.stopListening = await store.listen((ids) => board.heard(ids));
+      await board.listen();
       board.recent_ = await store.items().recent(RECENT);
     } catch (error) {
       await store.close();
       throw error;
     }
-    log.info({ store: store.location }, "team board on PostgreSQL");
     return board;
+  }
+
+  /** Where the board reports (the instance's log, once it has one). */
+  logTo(log: Logger): void {
+    this.log = log;
+    log.info({ store: this.store.location }, "team board on PostgreSQL");
   }
 
   /** The newest items (a `work_items` snapshot). */
@@ -64,14 +90,43 @@ export class TeamBoard {
     return summary;
   }
 
+  private closed = false;
+
+  /** LISTEN; when the connection is lost, listen again (1 s, doubling to
+   * 30 s) and catch up with what changed meanwhile among the newest items. */
+  private async listen(): Promise<void> {
+    this.stopListening = await this.store.listen(
+      (ids) => this.heard(ids),
+      (error) => {
+        this.log?.warn({ err: error }, "team board: lost the LISTEN connection; reconnecting");
+        void this.relisten(1000);
+      },
+    );
+  }
+
+  private async relisten(wait: number): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, wait).unref());
+    if (this.closed) return;
+    try {
+      await this.listen();
+      const fresh = await this.store.items().recent(RECENT);
+      const known = new Map(this.recent_.map((i) => [i.id, i.updatedAt]));
+      this.heard(fresh.filter((i) => known.get(i.id) !== i.updatedAt).map((i) => i.id));
+      this.log?.info("team board: listening again");
+    } catch {
+      void this.relisten(Math.min(wait * 2, 30_000));
+    }
+  }
+
   private heard(ids: string[]): void {
+    if (ids.length === 0) return;
     this.version++;
     this.chain = this.chain.then(async () => {
       let items: WorkItem[];
       try {
         items = await this.store.items().byIds(ids);
       } catch (error) {
-        this.log.warn({ err: error, ids: ids.length }, "team board: changed items not read");
+        this.log?.warn({ err: error, ids: ids.length }, "team board: changed items not read");
         return;
       }
       const byId = new Map(this.recent_.map((i) => [i.id, i]));
@@ -85,6 +140,7 @@ export class TeamBoard {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.stopListening();
     await this.chain;
     await this.store.close();

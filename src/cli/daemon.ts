@@ -36,6 +36,9 @@ const ACTIONS: Record<string, Command> = {
     const stateDir = resolveStateDir(values["state-dir"]);
     const asked = values.http ?? process.env.CCMSG_HTTP;
     const { startInstance } = await import("../instance/server.js");
+    // The board shared in PostgreSQL (DR-0046), opened once for every try below.
+    const { openTeamBoard } = await import("../board/team-board.js");
+    const teamBoard = await openTeamBoard(storeArg(values.store), process.env);
     const start = (http: string | null) =>
       startInstance({
         stateDir,
@@ -43,18 +46,24 @@ const ACTIONS: Record<string, Command> = {
         testHooks: values["test-hooks"] ?? false,
         readOnly: values["read-only"] ?? false,
         recover: values.recover ?? false,
-        store: storeArg(values.store),
+        team: teamBoard,
       });
     let instance: Awaited<ReturnType<typeof startInstance>>;
     try {
-      instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
+      try {
+        instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
+      } catch (error) {
+        // The default port may be taken (another instance, another tool): a
+        // person who did not ask for it still gets an instance, on the socket.
+        if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
+          throw error;
+        process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
+        instance = await start(null);
+      }
     } catch (error) {
-      // The default port may be taken (another instance, another tool): a
-      // person who did not ask for it still gets an instance, on the socket.
-      if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
-        throw error;
-      process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
-      instance = await start(null);
+      // No instance took the team board: its connections go with the failure.
+      await teamBoard?.close().catch(() => {});
+      throw error;
     }
     // Every signal, not once: `npm start` in a terminal delivers Ctrl-C twice
     // (the terminal's and npm's forwarded copy), and the second must not kill

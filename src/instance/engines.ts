@@ -64,9 +64,10 @@ export interface EngineInputs {
   stateDir: string;
   /** The instance's environment (ccmsg's config file, the harness it serves). */
   env: NodeJS.ProcessEnv;
-  /** The board in PostgreSQL, shared with other instances (DR-0046); the
-   * board is the instance's own file without it. */
-  teamBoard?: TeamBoard;
+  /** The board in PostgreSQL, shared with other instances (DR-0046), opened
+   * by the caller; the instance closes it when it stops. Without it the board
+   * is the instance's own file. */
+  team?: TeamBoard;
   self(): InstanceInfo;
   httpAddresses(): string[];
   shutdown(reason: string): void;
@@ -90,8 +91,10 @@ export interface Engines {
   /** Re-check what time makes expire (a test moved the clock). */
   expire(): void;
   runner: MutationRunner;
+  /** The shared board, if any (closed on stop). */
+  teamBoard?: TeamBoard;
   /** The board's interval syncs (started once the socket listens). */
-  boardSync: BoardSyncScheduler;
+  boardSync: Pick<BoardSyncScheduler, "start" | "dispose">;
   dispatcher: Dispatcher;
   /** Every open connection. */
   connections: Set<Connection>;
@@ -120,10 +123,9 @@ export function buildEngines(input: EngineInputs): Engines {
   const direct = directSetup(input.env, input.harness, input.configHome, log);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
+  input.team?.logTo(log);
   const board =
-    input.teamBoard === undefined
-      ? serveWorkItems(store.db, hub)
-      : serveTeamWorkItems(input.teamBoard, hub);
+    input.team === undefined ? serveWorkItems(store.db, hub) : serveTeamWorkItems(input.team, hub);
   const transcripts = serveTranscripts({
     instanceId: id,
     harness: input.harness,
@@ -185,11 +187,15 @@ export function buildEngines(input: EngineInputs): Engines {
     if (identity.role === "session") sessions.touch(identity.sid);
   });
   const runner = new MutationRunner(undefined);
-  const boardSync = new BoardSyncScheduler({
-    ...{ config, env: input.env, cwd: process.cwd(), log, runner },
-    ...{ db: store.db, dbPath: store.state.path, changed: (items) => board.offer(items) },
-  });
+  // The interval syncs write the instance's own board, not a team board.
+  const boardSync = input.team
+    ? { start: () => log.warn("board syncs are not run on a team board"), dispose() {} }
+    : new BoardSyncScheduler({
+        ...{ config, env: input.env, cwd: process.cwd(), log, runner },
+        ...{ db: store.db, dbPath: store.state.path, changed: (items) => board.offer(items) },
+      });
   return {
+    teamBoard: input.team,
     hub,
     sessions,
     messaging,

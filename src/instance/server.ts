@@ -1,15 +1,13 @@
 import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
-import type { TeamBoard } from "../board/team-board.js";
-import { loadConfig } from "../config.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { InstanceLock } from "../instance-lock.js";
-import { claimingHarness, configFile, configHome, stateFiles } from "../paths.js";
+import { claimingHarness, configHome, stateFiles } from "../paths.js";
 import { prepareStateDir } from "../state-dir.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
 import { instanceLog } from "./deferred-log.js";
-import { buildEngines } from "./engines.js";
+import { buildEngines, type EngineInputs } from "./engines.js";
 import type { startHttp } from "./http-listener.js";
 import { loadOrMintInstanceId } from "./identity.js";
 import { type InstanceStore, openInstanceStore } from "./instance-store.js";
@@ -18,7 +16,7 @@ import { type KeptSocket, keepSocket } from "./socket-keeper.js";
 import { Connection } from "./wire/connection.js";
 import type { Transport } from "./wire/transport.js";
 
-export interface InstanceOptions {
+export interface InstanceOptions extends Pick<EngineInputs, "team"> {
   stateDir: string;
   /** `host:port` (port 0 = ephemeral), or null for no HTTP listener. */
   http: string | null;
@@ -28,10 +26,6 @@ export interface InstanceOptions {
   readOnly?: boolean;
   /** A damaged database is moved aside (kept) and an empty one started. */
   recover?: boolean;
-  /** The board's store: a `postgres://` URL puts it in PostgreSQL, shared
-   * with other instances (DR-0046); else the config's `store`; else the
-   * instance's own file. */
-  store?: string;
   env?: Record<string, string | undefined>;
 }
 
@@ -69,7 +63,6 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     lock.release();
   };
   let store: InstanceStore | undefined;
-  let team: TeamBoard | undefined;
   let uds: KeptSocket | undefined;
   try {
     const clock = new Clock(hook("CCMSG_TEST_CLOCK_OFFSET_MS") ?? 0);
@@ -77,12 +70,6 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const id = loadOrMintInstanceId(files.instanceId);
     const opened = openInstanceStore(files.database, log, options.recover ?? false);
     store = opened;
-    const boardUrl = options.store ?? configuredStore(env);
-    if (boardUrl !== undefined) {
-      const { TeamBoard } = await import("../board/team-board.js");
-      team = await TeamBoard.open(boardUrl, log);
-    }
-    const teamBoard = team;
     let http: Awaited<ReturnType<typeof startHttp>> | undefined;
     let stopping: Promise<void> | undefined;
     let resolveStopped = () => {};
@@ -92,7 +79,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const stop = (reason: string): Promise<void> => {
       stopping ??= stopInstance(
         {
-          ...{ id, log, ...engines, store: opened, uds: listening, http, release, teamBoard },
+          ...{ id, log, ...engines, store: opened, uds: listening, http, release },
           runtimeFiles: [files.instanceJson, files.socket],
         },
         reason,
@@ -101,12 +88,12 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     };
     const engines = buildEngines({
       ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
-      ...{ harness: claimingHarness(env), stateDir: options.stateDir, teamBoard },
+      ...{ harness: claimingHarness(env), stateDir: options.stateDir, team: options.team },
       self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
       shutdown: (reason) => void stop(reason),
     });
-    const { sessions, messaging, runner, board, connections } = engines;
+    const { sessions, messaging, runner, board, connections, teamBoard } = engines;
     const accept = (transport: Transport) => {
       const conn = new Connection(transport, engines.dispatcher);
       if (stopping !== undefined) return conn.close();
@@ -117,10 +104,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
     void logFile.load();
-    // The interval syncs write the instance's own board; a team board is
-    // not theirs to fill (DR-0046).
-    if (teamBoard === undefined) engines.boardSync.start();
-    else log.warn("board syncs are not run on a team board in PostgreSQL");
+    engines.boardSync.start();
     const compacted = engines.search.ready.then(() => opened.compact(startedAt));
     if (options.http !== null) {
       const { startHttp } = await import("./http-listener.js");
@@ -132,7 +116,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           now: () => clock.now(),
         },
         controlPane: {
-          ...{ store: opened.state, readOnly: options.readOnly ?? false, runner, team: teamBoard },
+          ...{ store: opened.state, readOnly: options.readOnly ?? false, runner, teamBoard },
           sessions: () => sessions.peers(),
           sessionsVersion: () => sessions.version,
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),
@@ -158,20 +142,8 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
   } catch (error) {
     log.error({ err: error }, "startup failed");
     await uds?.close();
-    await team?.close().catch(() => {});
     store?.db.close();
     await release();
     throw error;
-  }
-}
-
-/** The config's `store`, if it names one. An unreadable config is reported
- * by the engines (which read it too) and leaves the board in the instance's
- * own file. */
-function configuredStore(env: NodeJS.ProcessEnv): string | undefined {
-  try {
-    return loadConfig(configFile(undefined, env)).store;
-  } catch {
-    return undefined;
   }
 }

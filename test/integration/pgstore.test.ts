@@ -1,4 +1,5 @@
 import { fork } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -174,9 +175,14 @@ describe("PostgreSQL board store", () => {
     const heard: [Set<string>, Set<string>] = [new Set(), new Set()];
     const stops = await Promise.all(
       [one, two].map((s, i) =>
-        s.listen((ids) => {
-          for (const id of ids) heard[i]!.add(id);
-        }),
+        s.listen(
+          (ids) => {
+            for (const id of ids) heard[i]!.add(id);
+          },
+          (error) => {
+            throw error;
+          },
+        ),
       ),
     );
     try {
@@ -228,9 +234,16 @@ describe("instances sharing a team board in PostgreSQL", () => {
   it("two instances serve one board: watchers on both see every change, whoever made it", async () => {
     const url = await cluster.database();
     const secretUrl = url.replace("postgres@", "postgres:hunter2@");
+    // A names the board with --store; B through its config's `store` key.
+    const homeB = isolatedHome();
+    mkdirSync(join(homeB.env.XDG_CONFIG_HOME!, "ccmsg"), { recursive: true });
+    writeFileSync(
+      join(homeB.env.XDG_CONFIG_HOME!, "ccmsg", "config.json"),
+      JSON.stringify({ store: url }),
+    );
     const [a, b] = await Promise.all([
       startInstance({ args: ["--store", secretUrl] }),
-      startInstance({ args: ["--store", url] }),
+      startInstance({ env: homeB.env }),
     ]);
     const watchers = await Promise.all([Peer.unix(a.socket), Peer.unix(b.socket)]);
     for (const w of watchers) {
@@ -272,6 +285,10 @@ describe("instances sharing a team board in PostgreSQL", () => {
       const status = await http(inst.http, "GET", "/api/status");
       expect((status.body.workItems as Counts).totalCount).toBe(2);
     }
+    // The board CLI finds the team board in B's config too.
+    const viaConfig = await runCli(["board", "list", "--json"], homeB.env);
+    expect(viaConfig.code, viaConfig.stderr).toBe(0);
+    expect(JSON.parse(viaConfig.stdout).totalCount).toBe(2);
     const health = await http(a.http, "GET", "/api/health");
     expect(health.body.stateDbPath).toMatch(/^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:/);
     expect(JSON.stringify(health.body)).not.toContain("hunter2");
@@ -283,6 +300,36 @@ describe("instances sharing a team board in PostgreSQL", () => {
     expect(JSON.parse(list.stdout).totalCount).toBe(0);
     for (const w of watchers) w.close();
     await Promise.all([a.stop(), b.stop()]);
+  }, 60_000);
+
+  it("an instance whose LISTEN connection was cut listens again and catches up", async () => {
+    const url = await cluster.database();
+    const inst = await startInstance({ args: ["--store", url] });
+    const w = await Peer.unix(inst.socket);
+    await w.helloUser();
+    await w.subscribe("work_items");
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const cut = await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()",
+    );
+    expect(cut.rowCount).toBe(1);
+    // Written while the instance is not listening: caught up when it is again.
+    const cli = await runCli(
+      ["board", "add", "--id", "gap-1", "--title", "in the gap", "--store", url, "--json"],
+      inst.env,
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    await w.next(has("gap-1"), 15_000);
+    // And it hears later changes as before.
+    await runCli(["board", "move", "gap-1", "done", "--store", url], inst.env);
+    await w.next(
+      has("gap-1", (i) => i.status === "done"),
+      15_000,
+    );
+    await admin.end();
+    w.close();
+    await inst.stop();
   }, 60_000);
 
   it("a claim waiting on a row another connection holds answers 503 STATE_STORE_BUSY; reads keep answering", async () => {

@@ -197,6 +197,9 @@ export class PgWorkItems {
   }
 }
 
+/** Connections that already carry a no-op `error` listener. */
+const guarded = new WeakSet<PoolClient>();
+
 export interface PgStoreOptions {
   /** How long a transaction waits for another's row lock before it is
    * reported busy (default: the SQLite store's 5 s). */
@@ -287,12 +290,18 @@ export class PgBoardStore {
   /**
    * Hear every committed change to `work_items`, whoever made it (this
    * instance, another instance, the CLI), as batches of item ids. One
-   * dedicated connection LISTENs; stop it with the returned function.
+   * dedicated connection LISTENs; stop it with the returned function. When
+   * that connection is lost, `lost` is called once and nothing more is heard
+   * (the caller listens again and catches up).
    */
-  async listen(onIds: (ids: string[]) => void): Promise<() => Promise<void>> {
+  async listen(
+    onIds: (ids: string[]) => void,
+    lost: (error: unknown) => void,
+  ): Promise<() => Promise<void>> {
     const client = await this.connect();
     let pending = new Set<string>();
     let scheduled = false;
+    let gone = false;
     const onNotify = (n: Notification) => {
       if (n.channel !== "ccmsg_work_items" || n.payload === undefined) return;
       pending.add(n.payload);
@@ -306,11 +315,28 @@ export class PgBoardStore {
         onIds(ids);
       });
     };
+    const onError = (error: unknown) => {
+      if (gone) return;
+      gone = true;
+      client.off("notification", onNotify);
+      client.release(error instanceof Error ? error : true);
+      lost(error);
+    };
     client.on("notification", onNotify);
-    await client.query("LISTEN ccmsg_work_items");
+    client.on("error", onError);
+    try {
+      await client.query("LISTEN ccmsg_work_items");
+    } catch (error) {
+      gone = true;
+      client.release(true);
+      throw this.failed(error);
+    }
     return async () => {
+      if (gone) return;
+      gone = true;
       client.off("notification", onNotify);
       await client.query("UNLISTEN ccmsg_work_items").catch(() => {});
+      client.off("error", onError);
       client.release();
     };
   }
@@ -320,11 +346,19 @@ export class PgBoardStore {
   }
 
   private async connect(): Promise<PoolClient> {
+    let client: PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (error) {
       throw this.failed(error);
     }
+    // A connection lost while checked out fails its query; without a
+    // listener its `error` event would end the process.
+    if (!guarded.has(client)) {
+      guarded.add(client);
+      client.on("error", () => {});
+    }
+    return client;
   }
 
   /** Busy becomes `STATE_STORE_BUSY`; an unreachable server is named
