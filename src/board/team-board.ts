@@ -17,12 +17,18 @@ export async function openTeamBoard(
   let location = url;
   if (location === undefined) {
     try {
-      location = loadConfig(configFile(undefined, env)).store;
+      location = configuredStore(env);
     } catch {
       return undefined;
     }
   }
   return location === undefined ? undefined : TeamBoard.open(location);
+}
+
+/** The config's `store` (a team board's URL), if it names one; an invalid
+ * config throws, naming the file and key. */
+export function configuredStore(env: NodeJS.ProcessEnv): string | undefined {
+  return loadConfig(configFile(undefined, env)).store;
 }
 
 /** How many recently updated items the instance keeps at hand for

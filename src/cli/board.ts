@@ -1,8 +1,8 @@
 import { boardListText, listBoard, workItemLine } from "../board/list.js";
-import { loadConfig } from "../config.js";
+import { configuredStore } from "../board/team-board.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
-import { configFile, resolveStateDir, stateFiles } from "../paths.js";
+import { resolveStateDir, stateFiles } from "../paths.js";
 import { isPostgresUrl } from "../store/pg/url.js";
 import { openStateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
@@ -138,5 +138,5 @@ function teamStore(values: { db?: string; store?: string }): string | undefined 
     return values.store;
   }
   if (values.db !== undefined) return undefined;
-  return loadConfig(configFile(undefined)).store;
+  return configuredStore(process.env);
 }

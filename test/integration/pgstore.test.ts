@@ -1,6 +1,8 @@
 import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimWorkItem, upsertWorkItem } from "../../src/board/board.js";
@@ -11,8 +13,8 @@ import { PgBoardStore } from "../../src/store/pg/board-store.js";
 import { openStateStore } from "../../src/store/state-store.js";
 import { WorkItemsStore } from "../../src/store/work-items.js";
 import { http } from "../helpers/http.js";
-import { isolatedHome, ROOT, runCli, startInstance } from "../helpers/instance.js";
-import { Peer } from "../helpers/peer.js";
+import { CLI, isolatedHome, ROOT, runCli, startInstance } from "../helpers/instance.js";
+import { newSid, Peer } from "../helpers/peer.js";
 import { startPostgres, type TestPostgres } from "../helpers/postgres.js";
 
 // The board's store on a real PostgreSQL server (a throwaway cluster): the
@@ -329,6 +331,50 @@ describe("instances sharing a team board in PostgreSQL", () => {
     );
     await admin.end();
     w.close();
+    await inst.stop();
+  }, 60_000);
+
+  it("the MCP server's board tools act on the team board the config names", async () => {
+    const url = await cluster.database();
+    const home = isolatedHome();
+    mkdirSync(join(home.env.XDG_CONFIG_HOME!, "ccmsg"), { recursive: true });
+    writeFileSync(
+      join(home.env.XDG_CONFIG_HOME!, "ccmsg", "config.json"),
+      JSON.stringify({ store: url }),
+    );
+    const inst = await startInstance({ env: home.env });
+    const added = await runCli(
+      ["board", "add", "--id", "mcp-1", "--title", "Fix the widget", "--store", url],
+      home.env,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const sid = newSid();
+    const client = new McpClient({ name: "test-harness", version: "0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "mcp"],
+        env: { ...home.env, PATH: process.env.PATH!, CLAUDE_CODE_SESSION_ID: sid },
+        stderr: "pipe",
+      }),
+    );
+    const call = async (name: string, args: Record<string, unknown> = {}) => {
+      const r = (await client.callTool({ name, arguments: args })) as {
+        content: { text: string }[];
+      };
+      return r.content[0]!.text;
+    };
+    expect(await call("board_list")).toContain("Fix the widget");
+    expect(await call("board_claim", { id: "mcp-1" })).toMatch(
+      new RegExp(`^claimed mcp-1 .*— ${sid}$`),
+    );
+    expect(await call("board_move", { id: "mcp-1", lane: "done" })).toMatch(
+      /^moved mcp-1 +\[done\/done\]/,
+    );
+    await client.close();
+    const store = await PgBoardStore.open(url);
+    expect(await store.items().get("mcp-1")).toMatchObject({ owner: sid, status: "done" });
+    await store.close();
     await inst.stop();
   }, 60_000);
 
