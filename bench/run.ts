@@ -10,6 +10,7 @@ import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchPgstore } from "./pgstore.js";
 import { benchPresence } from "./presence.js";
+import { benchReservations } from "./reservations.js";
 import { benchSearch } from "./search.js";
 import { benchSessionSearch } from "./session-search.js";
 import { benchStatus } from "./status.js";
@@ -33,6 +34,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   files: benchFiles,
   "transcripts-items": benchTranscriptItems,
   console: benchConsole,
+  reservations: benchReservations,
   gateway: benchGateway,
   pgstore: benchPgstore,
 };

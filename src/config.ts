@@ -43,6 +43,9 @@ export interface CcmsgConfig {
   /** Where new sessions may start and the templates that start them
    * (launcher-config.ts); the `launcher` capability is offered with it. */
   launcher?: LauncherConfig;
+  /** File reservations (DR-0041): what the PreToolUse hook does with an edit
+   * inside another session's exclusive reservation (default "warn"). */
+  reservations?: { on_conflict?: "warn" | "block" };
   /** The board's syncs (`ccmsg board sync`); with `interval_seconds` the
    * instance also runs them on that interval (DR-0040). */
   sync?: SyncConfig;
@@ -80,6 +83,7 @@ const KNOWN_KEYS = [
   "dump_presets",
   "search_budget_ms",
   "launcher",
+  "reservations",
   "sync",
   "llm",
   "store",
@@ -195,6 +199,16 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     out.search_budget_ms = ms;
   }
   if (value.launcher !== undefined) out.launcher = checkLauncher(value.launcher, bad);
+  if (value.reservations !== undefined) {
+    const r = value.reservations;
+    if (!isObject(r))
+      throw bad("reservations", 'must be an object {on_conflict?: "warn" | "block"}');
+    for (const k of Object.keys(r))
+      if (k !== "on_conflict") throw bad(`reservations.${k}`, "unknown key");
+    if (r.on_conflict !== undefined && r.on_conflict !== "warn" && r.on_conflict !== "block")
+      throw bad("reservations.on_conflict", 'must be "warn" or "block"');
+    out.reservations = r.on_conflict === undefined ? {} : { on_conflict: r.on_conflict };
+  }
   if (value.sync !== undefined) out.sync = checkSync(value.sync, bad);
   if (value.llm !== undefined) out.llm = checkLlm(value.llm, bad);
   if (value.store !== undefined) {

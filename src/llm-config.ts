@@ -30,14 +30,31 @@ export interface LlmGatewayConfig {
   source?: string;
 }
 
+/** A provider's official status page (an Atlassian Statuspage, whose
+ * `/api/v2/summary.json` the instance polls) for `llm_status`. */
+export interface LlmStatusPageConfig {
+  /** The page's base URL, e.g. https://status.anthropic.com. */
+  url: string;
+  /** Seconds between polls (default 60, at least 10). */
+  interval_seconds?: number;
+  /** The `llm_status` service it describes: an upstream's host as gateways
+   * report it (default: llm.gateway.upstream's host, else api.anthropic.com). */
+  service?: string;
+}
+
 export interface LlmConfig {
   /** By source name; the `llm_events` capability is offered when one exists. */
   sources: Record<string, LlmSourceConfig>;
   gateway?: LlmGatewayConfig;
+  status_page?: LlmStatusPageConfig;
   /** By model-name prefix; the longest matching prefix prices a model. Merged
    * over the built-in table (prices.ts), so one entry can be corrected alone. */
   prices?: Record<string, ModelPrice>;
 }
+
+/** Where `ccmsg gateway` listens and forwards to unless configured. */
+export const DEFAULT_GATEWAY_LISTEN = "127.0.0.1:7078";
+export const DEFAULT_GATEWAY_UPSTREAM = "https://api.anthropic.com";
 
 type Bad = (key: string, why: string) => ContractError;
 
@@ -48,10 +65,11 @@ const TOKEN_MIN_CHARS = 16;
 
 export function checkLlm(value: unknown, bad: Bad): LlmConfig {
   const shape =
-    "must be an object {sources?: {<name>: {token}}, gateway?: {listen?, upstream?, source?}, prices?}";
+    "must be an object {sources?: {<name>: {token}}, gateway?: {listen?, upstream?, source?}, status_page?, prices?}";
   if (!isObject(value)) throw bad("llm", shape);
   for (const k of Object.keys(value))
-    if (!["sources", "gateway", "prices"].includes(k)) throw bad(`llm.${k}`, "unknown key");
+    if (!["sources", "gateway", "status_page", "prices"].includes(k))
+      throw bad(`llm.${k}`, "unknown key");
   const out: LlmConfig = { sources: {} };
   if (value.sources !== undefined) {
     if (!isObject(value.sources)) throw bad("llm.sources", "must be an object {<name>: {token}}");
@@ -66,7 +84,37 @@ export function checkLlm(value: unknown, bad: Bad): LlmConfig {
     }
   }
   if (value.gateway !== undefined) out.gateway = checkGateway(value.gateway, out.sources, bad);
+  if (value.status_page !== undefined) out.status_page = checkStatusPage(value.status_page, bad);
   if (value.prices !== undefined) out.prices = checkPrices(value.prices, bad);
+  return out;
+}
+
+/** Polls closer than this only load the provider's page. */
+const MIN_STATUS_INTERVAL_SECONDS = 10;
+
+function checkStatusPage(p: unknown, bad: Bad): LlmStatusPageConfig {
+  const shape = "must be an object {url, interval_seconds?, service?}";
+  if (!isObject(p)) throw bad("llm.status_page", shape);
+  for (const k of Object.keys(p))
+    if (!["url", "interval_seconds", "service"].includes(k))
+      throw bad(`llm.status_page.${k}`, "unknown key");
+  if (typeof p.url !== "string" || !isHttpUrl(p.url))
+    throw bad("llm.status_page.url", "must be an http(s) URL (the status page's base)");
+  const out: LlmStatusPageConfig = { url: p.url };
+  if (p.interval_seconds !== undefined) {
+    const n = p.interval_seconds;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < MIN_STATUS_INTERVAL_SECONDS)
+      throw bad(
+        "llm.status_page.interval_seconds",
+        `must be an integer ≥ ${MIN_STATUS_INTERVAL_SECONDS}`,
+      );
+    out.interval_seconds = n;
+  }
+  if (p.service !== undefined) {
+    if (typeof p.service !== "string" || p.service === "" || p.service.length > 256)
+      throw bad("llm.status_page.service", "must be a service id (an upstream host)");
+    out.service = p.service;
+  }
   return out;
 }
 

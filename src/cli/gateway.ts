@@ -1,14 +1,15 @@
 import { readFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { isLoopbackHost, parseHostPort } from "../address.js";
 import { loadConfig } from "../config.js";
+import { ContractError } from "../contract/errors.js";
 import { startGateway } from "../gateway/proxy.js";
 import { Reporter, type ReportTarget } from "../gateway/reporter.js";
+import { DEFAULT_GATEWAY_LISTEN, DEFAULT_GATEWAY_UPSTREAM } from "../llm-config.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
 import type { Command } from "./main.js";
 import { parse, print, UsageError } from "./options.js";
 
-const DEFAULT_LISTEN = "127.0.0.1:7078";
-const DEFAULT_UPSTREAM = "https://api.anthropic.com";
 const DEFAULT_SOURCE = "local";
 
 /**
@@ -19,6 +20,7 @@ const DEFAULT_SOURCE = "local";
  * that nothing is reported.
  */
 export const gateway: Command = async (argv) => {
+  if (argv[0] === "env") return gatewayEnv(argv.slice(1));
   const { values, positionals } = parse(
     argv,
     { listen: { type: "string" }, upstream: { type: "string" } },
@@ -26,7 +28,7 @@ export const gateway: Command = async (argv) => {
   );
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
   const config = loadConfig(configFile(undefined)).llm;
-  const listen = values.listen ?? config?.gateway?.listen ?? DEFAULT_LISTEN;
+  const listen = values.listen ?? config?.gateway?.listen ?? DEFAULT_GATEWAY_LISTEN;
   const { host, port } = parseHostPort(listen);
   // Whoever reaches the port spends through it with their own key, and sees
   // what it answers: loopback unless asked.
@@ -34,7 +36,7 @@ export const gateway: Command = async (argv) => {
     process.stderr.write(`ccmsg gateway: listening beyond loopback (${host}), as asked\n`);
   let upstream: URL;
   try {
-    upstream = new URL(values.upstream ?? config?.gateway?.upstream ?? DEFAULT_UPSTREAM);
+    upstream = new URL(values.upstream ?? config?.gateway?.upstream ?? DEFAULT_GATEWAY_UPSTREAM);
     if (upstream.protocol !== "http:" && upstream.protocol !== "https:") throw new Error();
   } catch {
     throw new UsageError("--upstream: an http(s) URL");
@@ -79,3 +81,54 @@ export const gateway: Command = async (argv) => {
   await running.close();
   await reporter.flush();
 };
+
+/** How long `gateway env` waits for the gateway's port to answer. */
+const PROBE_TIMEOUT_MS = 1_000;
+
+/**
+ * `ccmsg gateway env [--listen host:port]`: the `ANTHROPIC_BASE_URL` that
+ * points a session at the gateway (`eval "$(ccmsg gateway env)"; claude`),
+ * printed only when something listens there — so a stopped gateway leaves
+ * the shell as it was and sessions go straight to the API, instead of
+ * failing every request.
+ */
+async function gatewayEnv(argv: string[]): Promise<void> {
+  const { values, positionals } = parse(
+    argv,
+    { listen: { type: "string" } },
+    "ccmsg gateway env [--listen host:port]",
+  );
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
+  const config = loadConfig(configFile(undefined)).llm;
+  const listen = values.listen ?? config?.gateway?.listen ?? DEFAULT_GATEWAY_LISTEN;
+  const { host, port } = parseHostPort(listen);
+  // A gateway on every interface is reached on loopback from here.
+  const reach = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  const url = `http://${reach.includes(":") ? `[${reach}]` : reach}:${port}`;
+  if (!(await answers(reach, port)))
+    throw new ContractError(
+      "not_found",
+      `nothing listens at ${url} (start it: ccmsg gateway); ANTHROPIC_BASE_URL left as it is`,
+    );
+  // Text into a pipe too (unlike other commands): `$(…)` is a pipe, and
+  // what it is read by is a shell. JSON only when asked.
+  process.stdout.write(
+    values.json === true
+      ? `${JSON.stringify({ ANTHROPIC_BASE_URL: url })}\n`
+      : `export ANTHROPIC_BASE_URL=${url}\n`,
+  );
+}
+
+/** Whether a TCP connection to host:port is accepted. */
+function answers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: PROBE_TIMEOUT_MS });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once("connect", () => done(true));
+    socket.once("timeout", () => done(false));
+    socket.once("error", () => done(false));
+  });
+}

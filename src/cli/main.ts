@@ -19,6 +19,7 @@ export type Command = (argv: string[]) => Promise<void>;
 const messages = () => import("./messages.js");
 const watch = () => import("./watch.js");
 const inbox = () => import("./inbox.js");
+const reservation = () => import("./reserve.js");
 
 /** Every command, its group module, and one line of help. */
 export const COMMANDS: Record<
@@ -146,6 +147,35 @@ export const COMMANDS: Record<
       "A namespace is a lower-case letter then up to 63 lower-case letters, digits or _.",
     ].join("\n"),
   },
+  reserve: {
+    group: reservation,
+    help: "reserve <glob…> --for 30m [--reason r] [--shared] — reserve files for this session",
+    more: [
+      "Tells other agents you are editing these paths (an extension, stored in KV namespace",
+      "reservations). Globs are resolved against the current directory: ** any number of",
+      "directories, * and ? within one name; a directory reserves everything below it.",
+      "Refused (file_conflict, nothing written) when another session's reservation overlaps;",
+      "reserving the same glob again renews it. As the session (--sid) or else the person.",
+      "  --for d      how long: 90s, 30m, 2h, 1h30m (at most 30d); it then expires by itself",
+      "  --reason r   shown to whoever runs into it",
+      "  --shared     only exclusive reservations of others conflict (and others may share it)",
+      "  --force      reserve despite a conflict (the overlaps are printed as warnings)",
+    ].join("\n"),
+  },
+  release: {
+    group: reservation,
+    help: "release <glob…> | --all — give back your reservations",
+  },
+  reservations: {
+    group: reservation,
+    help: "reservations [check <path>…] — live file reservations; would an edit step into one?",
+    more: [
+      "  check <path>…   exit 1 (file_conflict) when another holder reserved a path exclusively",
+      "  check --hook    Claude Code's PreToolUse hook (Edit, Write, MultiEdit, NotebookEdit):",
+      "                  warns the model, or blocks the edit with config",
+      '                  reservations.on_conflict "block"; allows in silence when no instance answers',
+    ].join("\n"),
+  },
   board: {
     group: () => import("./board.js"),
     help: "board add|list|show|claim|move|update|sync — the work board",
@@ -242,8 +272,8 @@ export const COMMANDS: Record<
     group: () => import("./mcp.js"),
     help: "mcp [--print-config claude|codex] — the MCP server (stdio) for this session",
     more: [
-      "Tools send, reply, peers, inbox, notify, kv_get, kv_set, board_list, board_claim,",
-      "board_move, status, hud — as the session from the environment (or --sid).",
+      "Tools send, reply, peers, inbox, notify, kv_get, kv_set, reserve, release, board_list,",
+      "board_claim, board_move, status, hud — as the session from the environment (or --sid).",
       "  --print-config claude   the .mcp.json entry;  codex   the config.toml table",
     ].join("\n"),
   },
@@ -307,6 +337,8 @@ export const COMMANDS: Record<
       "local; its token in llm.sources). Point a session at it: ANTHROPIC_BASE_URL=http://host:port",
       "  --listen h:p    where it listens (llm.gateway.listen; default 127.0.0.1:7078)",
       "  --upstream url  where it forwards (llm.gateway.upstream; default https://api.anthropic.com)",
+      "gateway env [--listen h:p] [--json] — `export ANTHROPIC_BASE_URL=…` for a shell",
+      '  (eval "$(ccmsg gateway env)"), printed only while something listens there',
     ].join("\n"),
   },
   queue: {

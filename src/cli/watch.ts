@@ -2,7 +2,7 @@ import { Client } from "../client/client.js";
 import type { AgentsData } from "../contract/agents.js";
 import { ContractError } from "../contract/errors.js";
 import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
-import { BUSY_WINDOW_MS } from "../gateway/session-file.js";
+import { BUSY_WINDOW_MS, isBusy, readSessionLlm } from "../gateway/session-file.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { connectInstance, greet, sendGreeting } from "./connect.js";
 import type { Command } from "./main.js";
@@ -32,16 +32,22 @@ export const peers: Command = async (argv) => {
       r: { repo: string; ws: string; branch?: string; title?: string },
     ) =>
       `${sid.slice(0, 8)}  ${(state ?? "").padEnd(14)} ${(r.repo || r.ws ? `${r.repo}/${r.ws}` : "(location unknown)").padEnd(32)} ${(r.branch ?? "").padEnd(20)} ${r.title ?? ""}`.trimEnd();
-    // Busy: a gateway saw inference run for it just now (PeerInfo.gateway_active_at).
+    // Busy: a gateway saw inference run for it just now (PeerInfo.gateway_active_at),
+    // or, where this instance's session files are at hand, a request is still
+    // open (a long answer streams past the window): the HUD's rule.
     const now = Date.now();
-    const busy = (p: PeerInfo) =>
-      p.gateway_active_at !== undefined && now - p.gateway_active_at < BUSY_WINDOW_MS;
+    const stateDir = resolveStateDir(values["state-dir"]);
+    const busy = (p: PeerInfo) => {
+      const file = readSessionLlm(stateDir, p.sid);
+      if (file !== undefined && isBusy(file, now)) return true;
+      return p.gateway_active_at !== undefined && now - p.gateway_active_at < BUSY_WINDOW_MS;
+    };
     const anyBusy = data.peers.some(busy);
     lines.push(data.peers.length ? "live:" : "no live sessions");
     for (const p of data.peers) lines.push(`${busy(p) ? "● " : "  "}${row(p.sid, p.state, p)}`);
     if (anyBusy)
       lines.push(
-        `(● busy: inference within the last ${BUSY_WINDOW_MS / 1000} s, as a gateway saw it)`,
+        `(● busy: inference in flight or within the last ${BUSY_WINDOW_MS / 1000} s, as a gateway saw it)`,
       );
     if (data.last_live.length) lines.push("lately lost:");
     for (const l of data.last_live) lines.push(`  ${row(l.sid, l.state, l)}`);

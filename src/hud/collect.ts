@@ -4,6 +4,13 @@ import { join } from "node:path";
 import type { GithubSyncFacts } from "../board/sync/github.js";
 import type { LinearSyncFacts } from "../board/sync/linear.js";
 import type { HudStatus } from "../contract/ecc/hud.js";
+import {
+  globsOverlap,
+  isOwn,
+  type KeyedReservation,
+  liveReservations,
+  RESERVATIONS_NS,
+} from "../contract/reservations.js";
 import { readSessionLlm, type SessionLlm } from "../gateway/session-file.js";
 import { readInputFields, str } from "../harness/claude/statusline-input.js";
 import { readTodos } from "../harness/claude/todos.js";
@@ -173,6 +180,20 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     reasons.push(
       `${plural(work.needsReview, "work item")} need${work.needsReview === 1 ? "s" : ""} review`,
     );
+  const reservations = reservationsAround(
+    reader?.kvEntries(RESERVATIONS_NS),
+    target.sid,
+    gitOk?.toplevel ?? (target.cwdKnown ? target.cwd : undefined),
+    now,
+  );
+  const held = reservations?.others.filter((r) => r.exclusive) ?? [];
+  if (held.length > 0)
+    reasons.push(
+      `${plural(held.length, "path")} reserved by other sessions: ${held
+        .slice(0, 3)
+        .map((r) => `${r.glob} (${r.holder.name ?? r.holder.sid ?? "the person"})`)
+        .join(", ")}${held.length > 3 ? ", …" : ""}`,
+    );
   // Never "ok" while an input is unknown: the worktree, the board, the
   // session's own calls (ecc-surfaces §1.4).
   const riskStatus =
@@ -278,6 +299,13 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
       dirtyWorktree: dirty,
       conflicts,
       manualReviewRequired: work === undefined ? null : work.needsReview > 0,
+      reservations:
+        reservations === undefined
+          ? "unknown"
+          : {
+              held: reservations.held.map(hudReservation),
+              others: reservations.others.map(hudReservation),
+            },
     },
     queueState: {
       // Counts gh gives now, else the last sync's; discussions only from a
@@ -340,6 +368,38 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     localCheckNames: local?.map((c) => c.name) ?? [],
     reading,
     gateway,
+  };
+}
+
+/** File reservations (DR-0041) around the target: those it holds, and other
+ * holders' that reach into its worktree; undefined when the store has none
+ * to read. */
+function reservationsAround(
+  entries: { key: string; value?: unknown }[] | undefined,
+  sid: string | null,
+  worktree: string | undefined,
+  now: number,
+): { held: KeyedReservation[]; others: KeyedReservation[] } | undefined {
+  if (entries === undefined) return undefined;
+  const live = liveReservations(entries, now);
+  const held = sid === null ? [] : live.filter((r) => isOwn(r, sid));
+  const others =
+    worktree === undefined
+      ? []
+      : live.filter(
+          (r) => (sid === null || !isOwn(r, sid)) && globsOverlap(r.glob, `${worktree}/**`),
+        );
+  return { held, others };
+}
+
+function hudReservation(r: KeyedReservation) {
+  return {
+    glob: r.glob,
+    holder: r.holder.sid,
+    holderName: r.holder.name ?? null,
+    exclusive: r.exclusive,
+    reason: r.reason ?? null,
+    expiresAt: new Date(r.expires_at).toISOString(),
   };
 }
 

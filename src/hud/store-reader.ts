@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import type { KvEntry } from "../contract/kv.js";
 import type { CheckRun } from "../store/check-runs.js";
 import type { StateStore } from "../store/state-store.js";
 import type { SyncRun, SyncSource } from "../store/sync-runs.js";
@@ -16,6 +17,8 @@ export interface StoreReader {
   checkRuns(repoRoot: string): CheckRun[] | undefined;
   /** Board signals; undefined without the table. */
   workSignals(): Promise<WorkSignals | undefined>;
+  /** The live entries of a KV namespace; undefined without the table. */
+  kvEntries(ns: string): KvEntry[] | undefined;
   /** The last board sync of a source; undefined when never run. */
   syncRun(source: SyncSource): Promise<SyncRun | undefined>;
   close(): void;
@@ -28,10 +31,12 @@ export async function openStoreReader(dbPath: string): Promise<StoreReader | und
   if (store === undefined) return undefined;
   const { EccSessionsStore } = await import("../store/ecc-sessions.js");
   const { CheckRunsStore } = await import("../store/check-runs.js");
+  const { KvStore } = await import("../store/kv.js");
   const db = store.db;
   const sessionsStore = hasTable(db, "sessions") ? new EccSessionsStore(db) : undefined;
   const runs = hasTable(db, "check_runs") ? new CheckRunsStore(db) : undefined;
   const hasItems = hasTable(db, "work_items");
+  const kv = hasTable(db, "kv") ? new KvStore(db) : undefined;
   const hasSyncRuns = hasTable(db, "sync_runs");
   return {
     path: dbPath,
@@ -49,6 +54,7 @@ export async function openStoreReader(dbPath: string): Promise<StoreReader | und
       const { readWorkSignals } = await import("./work-queues.js");
       return store.read(() => readWorkSignals(db));
     },
+    kvEntries: (ns) => (kv === undefined ? undefined : store.read(() => kv.list(ns))),
     async syncRun(source) {
       if (!hasSyncRuns) return undefined;
       const { SyncRunsStore } = await import("../store/sync-runs.js");

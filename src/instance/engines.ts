@@ -31,6 +31,7 @@ import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
+import { ReservationSweeper } from "./reservation-sweeper.js";
 import { SandboxGrants } from "./sandbox/grants.js";
 import { SearchEngine } from "./search/engine.js";
 import { Sessions } from "./sessions.js";
@@ -81,6 +82,7 @@ export interface Engines {
   board: WorkItemsTopic;
   transcripts: Transcripts;
   search: SearchEngine;
+  reservations: ReservationSweeper;
   /** The sandbox's side of the HTTP listener (DR-0042). */
   sandbox: SandboxSide;
   /** `llm_requests`, spend and the webhook route that feeds them. */
@@ -123,6 +125,8 @@ export function buildEngines(input: EngineInputs): Engines {
   const direct = directSetup(input.env, input.harness, input.configHome, log);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
+  // File reservations (DR-0041) are KV entries; this only sweeps expired ones.
+  const reservations = new ReservationSweeper(kv, clock, log);
   input.team?.logTo(log);
   const board =
     input.team === undefined ? serveWorkItems(store.db, hub) : serveTeamWorkItems(input.team, hub);
@@ -203,6 +207,7 @@ export function buildEngines(input: EngineInputs): Engines {
     board,
     transcripts,
     search,
+    reservations,
     sandbox: {
       grants: sandbox,
       surfaces: { sessions, presence, transcripts },
@@ -216,6 +221,7 @@ export function buildEngines(input: EngineInputs): Engines {
     expire: () => {
       sessions.expire();
       llm.requests.expire();
+      llm.due();
     },
     runner,
     boardSync,

@@ -10,6 +10,8 @@ import type { TopicHub } from "./topic-hub.js";
  * `kv:<ns>` subscribers. It serves that topic's snapshot.
  */
 export class Kv {
+  private readonly listeners: ((ns: string, entry: KvEntry) => void)[] = [];
+
   /** @param commit runs a write in the instance's group commit (never in
    * SQLite's busy wait), resolving once it is on disk. */
   constructor(
@@ -35,15 +37,28 @@ export class Kv {
     return result.updated_at;
   }
 
-  /** Remove a key (idempotent). */
-  async delete(ns: string, key: string): Promise<void> {
-    const now = this.clock.now();
-    if (await this.commit(() => this.store.delete(ns, key, now))) {
-      this.changed(ns, { key, updated_at: now, deleted: true });
+  /** Remove a key (idempotent), at `updatedAt` (default now): an engine
+   * removing one version states a stamp just after it, so a newer write
+   * made elsewhere still wins. */
+  async delete(ns: string, key: string, updatedAt?: number): Promise<void> {
+    const stamp = updatedAt ?? this.clock.now();
+    if (await this.commit(() => this.store.delete(ns, key, stamp))) {
+      this.changed(ns, { key, updated_at: stamp, deleted: true });
     }
+  }
+
+  /** The live entries of a namespace. */
+  list(ns: string): KvEntry[] {
+    return this.store.list(ns);
+  }
+
+  /** Hear every change that wins (after subscribers were sent it). */
+  onChange(listener: (ns: string, entry: KvEntry) => void): void {
+    this.listeners.push(listener);
   }
 
   private changed(ns: string, entry: KvEntry): void {
     this.hub.publish(`kv:${ns}`, { entries: [entry] });
+    for (const l of this.listeners) l(ns, entry);
   }
 }

@@ -23,6 +23,7 @@ export interface StopParts {
   store: InstanceStore;
   sessions: Sessions;
   presence: { dispose(): void };
+  reservations: { dispose(): void };
   transcripts: { dispose(): void };
   search: { close(): Promise<void> };
   llm: { close(): void };
@@ -56,6 +57,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   for (const conn of parts.connections) conn.send(restarting);
   parts.store.queue.flush();
   parts.presence.dispose();
+  parts.reservations.dispose();
   parts.transcripts.dispose();
   // After the flush: the last messages reach the index before it closes.
   await parts.search.close();

@@ -41,6 +41,11 @@ export class SessionLink {
     });
   }
 
+  /** Run `fn` on the connection, in turn with the topic reads. */
+  use<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    return this.inTurn(async () => fn(await this.connection()));
+  }
+
   /** Take what is held for the session: what is returned has left the inbox. */
   async takeInbox(): Promise<InboxMessage[]> {
     if (this.sid === undefined) throw needsSession("inbox");

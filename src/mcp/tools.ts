@@ -2,8 +2,11 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import type { ClaimResult } from "../board/board.js";
 import { boardListText, listBoard, listOf, listWindow, workItemLine } from "../board/list.js";
 import type { Flags } from "../cli/options.js";
+import type { Client } from "../client/client.js";
 import { LANES } from "../contract/ecc/lanes.js";
+import type { KvEntry } from "../contract/kv.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
+import { RESERVATIONS_NS } from "../contract/reservations.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import type { PgBoardStore } from "../store/pg/board-store.js";
 import type { StateStore } from "../store/state-store.js";
@@ -40,6 +43,23 @@ function actor(ctx: ToolContext, tool: string): string {
 }
 
 const json = (value: unknown) => JSON.stringify(value);
+
+/** Act on file reservations (DR-0041) over the person's connection (KV is
+ * theirs), given the namespace as read there; the subscription the read
+ * made is let go after. */
+function reservationsTurn<T>(
+  ctx: ToolContext,
+  fn: (client: Client, live: KvEntry[]) => Promise<T>,
+): Promise<T> {
+  return ctx.person.use(async (client) => {
+    const { readNamespace } = await import("../cli/reservation-kv.js");
+    try {
+      return await fn(client, await readNamespace(client));
+    } finally {
+      await client.call("topic_unsubscribe", { topic: `kv:${RESERVATIONS_NS}` }).catch(() => {});
+    }
+  });
+}
 
 /** Open the state store for one board call (the CLI's rules and locks). */
 async function withBoard<T>(ctx: ToolContext, use: (store: StateStore) => T): Promise<T> {
@@ -176,6 +196,52 @@ export const TOOLS: Record<string, Tool> = {
           value: a.value,
         }),
       );
+    },
+  },
+  reserve: {
+    description:
+      "Reserve files (globs; relative = project dir) for a while so others see you edit them. Refused, naming the holder, when taken.",
+    input: Type.Object({
+      globs: Type.Array(Type.String(), { minItems: 1 }),
+      for: str("90s, 30m, 2h"),
+      reason: Type.Optional(Type.String()),
+      shared: Type.Optional(Type.Boolean()),
+    }),
+    async run(a, ctx) {
+      const kv = await import("../cli/reservation-kv.js");
+      const { derivedMeta, sessionCwd } = await import("../cli/session-meta.js");
+      const ms = kv.durationOf(a.for as string, "for");
+      const reason = a.reason as string | undefined;
+      kv.checkReason(reason, "reason");
+      const cwd = sessionCwd();
+      const globs = [...new Set((a.globs as string[]).map((g) => kv.resolveGlob(g, cwd)))];
+      const sid = ctx.link.sid ?? null;
+      const meta = sid === null ? undefined : await derivedMeta(cwd);
+      const name = meta?.ws ?? meta?.branch;
+      const { made } = await reservationsTurn(ctx, async (client, live) =>
+        kv.takeReservations(client, live, {
+          ...{ sid, globs, exclusive: a.shared !== true, ms, cwd },
+          ...(reason === undefined ? {} : { reason }),
+          ...(name === undefined ? {} : { name }),
+          ...(meta?.repo_root === undefined ? {} : { repoRoot: meta.repo_root }),
+        }),
+      );
+      return json({ reserved: made.map((r) => ({ glob: r.glob, expires_at: r.expires_at })) });
+    },
+  },
+  release: {
+    description: "Give back your file reservations: the globs named, else all.",
+    input: Type.Object({ globs: Type.Optional(Type.Array(Type.String())) }),
+    async run(a, ctx) {
+      const kv = await import("../cli/reservation-kv.js");
+      const { sessionCwd } = await import("../cli/session-meta.js");
+      const cwd = sessionCwd();
+      const named = a.globs as string[] | undefined;
+      const globs = named === undefined ? "all" : new Set(named.map((g) => kv.resolveGlob(g, cwd)));
+      const released = await reservationsTurn(ctx, (client, live) =>
+        kv.dropReservations(client, live, ctx.link.sid ?? null, globs, cwd),
+      );
+      return json({ released: released.map((r) => r.glob) });
     },
   },
   board_list: {

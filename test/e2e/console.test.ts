@@ -302,6 +302,48 @@ describe("the web console", () => {
     expect(await axe(page)).toEqual([]);
   });
 
+  it("shows file reservations live: reserved and released with the CLI, released by the person here", async () => {
+    const env = { ...inst.env, CCMSG_STATE_DIR: inst.stateDir };
+    const reserve = (glob: string, reason: string) =>
+      runCli(
+        ["reserve", glob, "--for", "30m", "--reason", reason, "--sid", sids.live],
+        env,
+        undefined,
+        {
+          cwd: "/tmp",
+        },
+      );
+    await page.goto(viewUrl(page, "#/reservations"));
+    await page.waitForSelector(".reservations-view");
+    expect((await reserve("widgets/src/**", "claim button")).code).toBe(0);
+    const row = ".reservations-table tr:has-text('/tmp/widgets/src/**')";
+    await page.waitForSelector(row);
+    expect(await page.textContent(row)).toMatch(/exclusive.*claim button.*in 30 min/);
+    // The holder is named as the console names its session, and links to it.
+    expect(await page.textContent(row)).toContain("alpha: wire the claim button");
+    expect(await page.getAttribute(`${row} a`, "href")).toBe(`#/session/${sids.live}`);
+    await shot(page, "reservations");
+    expect(await axe(page)).toEqual([]);
+
+    const gone = await runCli(["release", "widgets/src/**", "--sid", sids.live], env, undefined, {
+      cwd: "/tmp",
+    });
+    expect(gone.code, gone.stderr).toBe(0);
+    await page.waitForSelector(row, { state: "detached" });
+
+    // The person releases one from here (after confirming).
+    expect((await reserve("widgets/docs/*.md", "docs pass")).code).toBe(0);
+    const docs = ".reservations-table tr:has-text('/tmp/widgets/docs/*.md')";
+    await page.waitForSelector(docs);
+    page.once("dialog", (d) => void d.accept());
+    await page.click(`${docs} button:has-text('Release')`);
+    await page.waitForSelector(docs, { state: "detached" });
+    const listed = await runCli(["reservations", "--json"], env);
+    expect(JSON.parse(listed.stdout).reservations).toEqual([]);
+    // One left for the phone-width check below.
+    expect((await reserve("widgets/README.md", "a long reason to wrap on a phone")).code).toBe(0);
+  });
+
   it("finds what a session was sent from the search box, links to the session, and keeps the search in the URL", async () => {
     const word = `zebracorn${Date.now().toString(36)}`;
     const sent = await runCli(["post", sids.live, `the ${word} plan is ready`, "--json"], {
@@ -309,6 +351,13 @@ describe("the web console", () => {
       CCMSG_STATE_DIR: inst.stateDir,
     });
     expect(sent.code, sent.stderr).toBe(0);
+    // Indexed first (the index takes a message within milliseconds, longer on
+    // a loaded machine): the view searches once, when typing stops.
+    await until(
+      "the message in the search index",
+      () => http(inst.http, "GET", `/api/search?q=${word}`),
+      (r) => ((r.body as { hits?: unknown[] }).hits ?? []).length > 0,
+    );
     await page.goto(viewUrl(page, "#/sessions"));
     await page.click('nav a:has-text("Search")');
     await page.waitForSelector(".search-view");
@@ -346,6 +395,7 @@ describe("the web console", () => {
       `#/session/${sids.live}`,
       "#/board",
       "#/notifications",
+      "#/reservations",
       "#/kv/console",
     ]) {
       await phone.goto(viewUrl(page, view));

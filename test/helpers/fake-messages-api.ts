@@ -23,6 +23,22 @@ export class FakeMessagesApi {
   readonly requests: FakeApiRequest[] = [];
   /** The next answers are 529 overloads while this is above 0. */
   overloaded = 0;
+  /** Set by `hold`: streamed answers stop after their first event until it
+   * resolves. */
+  private held: Promise<void> | undefined;
+
+  /** Hold streamed answers open after `message_start` (a model still
+   * thinking) until the returned function is called. */
+  hold(): () => void {
+    let release!: () => void;
+    this.held = new Promise((r) => {
+      release = r;
+    });
+    return () => {
+      this.held = undefined;
+      release();
+    };
+  }
 
   private constructor(
     private readonly server: Server,
@@ -59,8 +75,14 @@ export class FakeMessagesApi {
           return;
         }
         res.writeHead(200, { ...headers, "content-type": "text/event-stream" });
-        for (const chunk of streamChunks(model, options)) res.write(chunk);
-        res.end();
+        const [first, ...rest] = streamChunks(model, options);
+        res.write(first);
+        const finish = () => {
+          for (const chunk of rest) res.write(chunk);
+          res.end();
+        };
+        if (api.held === undefined) finish();
+        else void api.held.then(finish);
       });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

@@ -65,8 +65,9 @@ export interface TestInstance {
   stop(): Promise<number | null>;
   /** SIGKILL; resolves once the process is gone. */
   kill(): Promise<void>;
-  /** Move the instance clock forward (test hook). */
-  advanceClock(ms: number): Promise<void>;
+  /** Move the instance clock forward (test hook); resolves with the
+   * instance's time after the move. */
+  advanceClock(ms: number): Promise<number>;
   /** Wait for the startup compaction; the rows it removed (test hook). */
   compacted(): Promise<number>;
   /** Lines of daemon.log so far. */
@@ -149,6 +150,7 @@ export async function startInstance(
         body: JSON.stringify({ advance_ms: ms }),
       });
       if (!res.ok) throw new Error(`clock hook failed: ${res.status}`);
+      return ((await res.json()) as { now: number }).now;
     },
     async compacted() {
       const res = await fetch(`${http}_test/compacted`, { headers: ownerHeaders(http) });

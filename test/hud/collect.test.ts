@@ -17,6 +17,26 @@ import {
 } from "./helpers.js";
 
 const SID = "5b0c2a6e-2d8e-4c1f-9a37-0f7d1e2b3c4d";
+const OTHER = "0c7e1d2b-3a4f-4b5c-8d6e-7f8091a2b3c4";
+const EXPIRES = Date.now() + 3_600_000;
+
+/** A reservation entry (DR-0041) in KV namespace `reservations`. */
+function reservation(sid: string, glob: string, reason: string, inMs: number, name?: string) {
+  const expires_at = inMs > 0 ? EXPIRES : Date.now() + inMs;
+  return {
+    ns: "reservations",
+    key: `${sid}:${reason}`,
+    value: {
+      v: 1,
+      glob,
+      holder: name === undefined ? { sid } : { sid, name },
+      exclusive: true,
+      reason,
+      created_at: 0,
+      expires_at,
+    },
+  };
+}
 
 /** A session working in a dirty repository, with everything a HUD can read:
  * mirrored session, statusline input, todos, ECC's bridge, check runs, work
@@ -61,6 +81,14 @@ function richSetup() {
       { repoRoot: repo, name: "test", command: "npm test", status: "fail" },
       { repoRoot: repo, name: "test", command: "npm test", status: "pass" },
       { repoRoot: "/elsewhere", name: "lint", command: "npm run lint", status: "fail" },
+    ],
+    // File reservations: the session's own, another's in its worktree, one
+    // elsewhere and one expired (neither shown).
+    kv: [
+      reservation(SID, `${repo}/src/**`, "own", 3_600_000),
+      reservation(OTHER, `${repo}/docs/*.md`, "docs", 3_600_000, "docs-ws"),
+      reservation(OTHER, "/elsewhere/**", "far", 3_600_000),
+      reservation(OTHER, `${repo}/**`, "old", -1000),
     ],
   });
   recordInput(stateDir, statuslineInput(SID, repo));
@@ -137,12 +165,40 @@ describe("the HUD payload", () => {
       // No transcript at the announced path: no token counts.
       tokens: null,
     });
+    const expiresAt = new Date(EXPIRES).toISOString();
     expect(payload.risk).toEqual({
       status: "attention",
-      reasons: ["dirty worktree", "2 blocked work items", "1 work item needs review"],
+      reasons: [
+        "dirty worktree",
+        "2 blocked work items",
+        "1 work item needs review",
+        `1 path reserved by other sessions: ${s.repo}/docs/*.md (docs-ws)`,
+      ],
       dirtyWorktree: true,
       conflicts: 0,
       manualReviewRequired: true,
+      reservations: {
+        held: [
+          {
+            glob: `${s.repo}/src/**`,
+            holder: SID,
+            holderName: null,
+            exclusive: true,
+            reason: "own",
+            expiresAt,
+          },
+        ],
+        others: [
+          {
+            glob: `${s.repo}/docs/*.md`,
+            holder: OTHER,
+            holderName: "docs-ws",
+            exclusive: true,
+            reason: "docs",
+            expiresAt,
+          },
+        ],
+      },
     });
     expect(payload.queueState).toEqual({
       github: { openPullRequests: 3, openIssues: 7, openDiscussions: null },

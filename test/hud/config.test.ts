@@ -35,6 +35,7 @@ describe("ccmsg's config file", () => {
       linear: { project: "Widgets" },
       direct_delivery: false,
       codex_command: "/opt/codex/bin/codex",
+      reservations: { on_conflict: "block" },
     };
     expect(loadConfig(file(config))).toEqual(config);
   });
@@ -60,6 +61,12 @@ describe("ccmsg's config file", () => {
       [{ linear: { team: "x" } }, "linear.team: unknown key"],
       [{ direct_delivery: "off" }, "direct_delivery: must be true or false"],
       [{ codex_command: "" }, "codex_command: must be a non-empty string"],
+      [{ reservations: "block" }, "reservations: must be an object"],
+      [
+        { reservations: { on_conflict: "deny" } },
+        'reservations.on_conflict: must be "warn" or "block"',
+      ],
+      [{ reservations: { mode: "warn" } }, "reservations.mode: unknown key"],
       [[], "(top level): must be a JSON object"],
     ];
     for (const [content, expected] of cases) {

@@ -4,6 +4,7 @@ import { recordStatuslineInput } from "../../src/harness/claude/statusline-input
 import { stateFiles } from "../../src/paths.js";
 import { CheckRunsStore } from "../../src/store/check-runs.js";
 import { EccSessionsStore, type MirroredSession } from "../../src/store/ecc-sessions.js";
+import { KvStore } from "../../src/store/kv.js";
 import { openStateStore } from "../../src/store/state-store.js";
 import { WorkItemsStore } from "../../src/store/work-items.js";
 
@@ -23,6 +24,8 @@ export function seedStore(
     sessions?: MirroredSession[];
     items?: ItemSpec[];
     runs?: { repoRoot: string; name: string; command: string; status: "pass" | "fail" }[];
+    /** KV entries, as the instance stores them. */
+    kv?: { ns: string; key: string; value: unknown }[];
   },
 ): void {
   mkdirSync(stateDir, { recursive: true });
@@ -52,6 +55,8 @@ export function seedStore(
           updatedAt: at,
         });
       }
+      const kv = new KvStore(store.db);
+      for (const e of seed.kv ?? []) kv.write(e.ns, e.key, e.value, Date.now());
       const runs = new CheckRunsStore(store.db);
       for (const r of seed.runs ?? [])
         runs.record({

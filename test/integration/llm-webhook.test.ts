@@ -117,9 +117,9 @@ describe("the webhook route and llm_requests", () => {
   });
 
   it("keeps the newest request per (sid, prefix), decides main by the rule, and expires windows", async () => {
-    // A clean table first: every earlier window ends.
-    await inst.advanceClock(2 * LLM_PROMPT_CACHE_TTL_MS);
-    const base = Date.now() + 2 * LLM_PROMPT_CACHE_TTL_MS;
+    // A clean table first: every earlier window ends. The events are stamped
+    // by the instance's clock, whatever it reads after the move.
+    const base = await inst.advanceClock(2 * LLM_PROMPT_CACHE_TTL_MS);
     const events = [
       // A's own conversation starts first; its sub-agent's prefix is also B's.
       { sid: A, prefix: "own-a", received_at: base, cache_ttl_secs: 300 },

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -64,7 +65,9 @@ describe("ccmsg mcp", () => {
         "kv_set",
         "notify",
         "peers",
+        "release",
         "reply",
+        "reserve",
         "send",
         "status",
       ].sort(),
@@ -131,6 +134,31 @@ describe("ccmsg mcp", () => {
       reason: "preparing",
     });
     a.client.close();
+  });
+
+  it("reserve and release: a second session's overlapping reservation is a file_conflict naming the first", async () => {
+    const [A, B] = [newSid(), newSid()];
+    const dir = join(inst.env.HOME!, "mcp-reserve");
+    const a = await serverAs(A);
+    const b = await serverAs(B);
+    const mine = await call(a, "reserve", { globs: [`${dir}/src/**`], for: "30m", reason: "mcp" });
+    expect(mine.isError, mine.text).toBe(false);
+    expect(JSON.parse(mine.text).reserved).toEqual([
+      { glob: `${dir}/src/**`, expires_at: expect.any(Number) },
+    ]);
+    const theirs = await call(b, "reserve", { globs: [`${dir}/src/a.ts`], for: "5m" });
+    expect(theirs.isError).toBe(true);
+    expect(theirs.text).toMatch(/^file_conflict: already reserved:/);
+    expect(theirs.text).toContain(`session ${A}`);
+    expect(JSON.parse((await call(a, "release", {})).text)).toEqual({
+      released: [`${dir}/src/**`],
+    });
+    expect((await call(b, "reserve", { globs: [`${dir}/src/a.ts`], for: "5m" })).isError).toBe(
+      false,
+    );
+    expect((await call(b, "reserve", { globs: ["x"], for: "soon" })).text).toMatch(
+      /^invalid_args: /,
+    );
   });
 
   it("reply without to reaches the person as a notification about the session", async () => {

@@ -206,13 +206,24 @@ describe("ccmsg plugin … claude", () => {
     expect(verbs("Stop")).toEqual(["wait --hook"]);
     expect(verbs("UserPromptSubmit")).toEqual(["inbox --hook"]);
     expect(verbs("SessionEnd")).toEqual(["stopping --hook"]);
+    // File reservations: a sync PreToolUse hook on the tools that change files.
+    expect(hooks.hooks.PreToolUse).toEqual([
+      expect.objectContaining({ matcher: "Edit|Write|MultiEdit|NotebookEdit" }),
+    ]);
+    expect(
+      handlers(hooks, "PreToolUse").map((h) => invocation(h.command).args.slice(0, 3)),
+    ).toEqual([["reservations", "check", "--hook"]]);
     const waiters = [...handlers(hooks, "SessionStart"), ...handlers(hooks, "Stop")].filter((h) =>
       h.command.includes("'wait'"),
     );
     for (const w of waiters) expect(w).toMatchObject({ async: true, asyncRewake: true });
-    for (const h of ["SessionStart", "UserPromptSubmit", "SessionEnd", "Stop"].flatMap((e) =>
-      handlers(hooks, e),
-    )) {
+    for (const h of [
+      "SessionStart",
+      "UserPromptSubmit",
+      "SessionEnd",
+      "Stop",
+      "PreToolUse",
+    ].flatMap((e) => handlers(hooks, e))) {
       const inv = invocation(h.command);
       expect(inv.node).toBe(process.execPath);
       expect(existsSync(inv.script)).toBe(true);
@@ -237,6 +248,8 @@ describe("ccmsg plugin … claude", () => {
       "ccmsg peers",
       "ccmsg notify",
       "ccmsg stopping --reason",
+      "ccmsg reserve ",
+      "ccmsg release --all",
       "ccmsg dump <sid> --preset howto",
     ])
       expect(skill).toContain(taught);

@@ -27,6 +27,20 @@ describe("config llm section", () => {
     expect(config.llm?.prices?.["claude-x"]).toEqual({ input: 1, output: 2 });
   });
 
+  it("reads a status page, off unless configured", () => {
+    expect(checkConfig({ llm: {} }, "/c.json").llm?.status_page).toBeUndefined();
+    const page = { url: "https://status.example.com", interval_seconds: 30, service: "api.x" };
+    expect(checkConfig({ llm: { status_page: page } }, "/c.json").llm?.status_page).toEqual(page);
+    expect(check({ status_page: {} })).toThrow(/llm\.status_page\.url/);
+    expect(check({ status_page: { url: "ftp://x" } })).toThrow(/llm\.status_page\.url/);
+    expect(check({ status_page: { url: "https://s.x", interval_seconds: 1 } })).toThrow(
+      /llm\.status_page\.interval_seconds/,
+    );
+    expect(check({ status_page: { url: "https://s.x", every: 60 } })).toThrow(
+      /llm\.status_page\.every: unknown key/,
+    );
+  });
+
   it("refuses a short token without quoting it", () => {
     let message = "";
     try {

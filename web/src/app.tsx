@@ -6,6 +6,7 @@ import { ConnectionBadge, SignedOutBanner } from "./ui/connection.js";
 import { BoardView } from "./views/board.js";
 import { KvView } from "./views/kv.js";
 import { NotificationsView } from "./views/notifications.js";
+import { ReservationsView } from "./views/reservations.js";
 import { SearchView } from "./views/search.js";
 import { SessionView } from "./views/session.js";
 import { SessionsView } from "./views/sessions.js";
@@ -14,6 +15,7 @@ const NAV: { label: string; to: Route; match: Route["view"][] }[] = [
   { label: "Sessions", to: { view: "sessions" }, match: ["sessions", "session"] },
   { label: "Board", to: { view: "board" }, match: ["board"] },
   { label: "Notifications", to: { view: "notifications" }, match: ["notifications"] },
+  { label: "Reservations", to: { view: "reservations" }, match: ["reservations"] },
   { label: "KV", to: { view: "kv" }, match: ["kv"] },
   { label: "Search", to: { view: "search" }, match: ["search"] },
 ];
@@ -85,6 +87,7 @@ export function App() {
         {r.view === "session" && <SessionView key={r.sid} sid={r.sid} />}
         {r.view === "board" && <BoardView />}
         {r.view === "notifications" && <NotificationsView />}
+        {r.view === "reservations" && <ReservationsView />}
         {r.view === "kv" && <KvView ns={r.ns} />}
         {r.view === "search" && <SearchView q={r.q} sid={r.sid} since={r.since} />}
       </main>

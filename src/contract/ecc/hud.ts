@@ -117,13 +117,35 @@ export const HudCost = signal(
   }),
 );
 
-export const HudRisk = section({
-  status: Type.String(),
-  reasons: Type.Array(Type.String()),
-  dirtyWorktree: Type.Boolean(),
-  conflicts: Count,
-  manualReviewRequired: Type.Boolean(),
+/** One file reservation (DR-0041) as the HUD shows it. */
+export const HudReservation = Type.Object({
+  glob: Type.String({ minLength: 1 }),
+  /** The holding session, or null for the person. */
+  holder: Type.Union([Type.String(), Type.Null()]),
+  holderName: Type.Union([Type.String(), Type.Null()]),
+  exclusive: Type.Boolean(),
+  reason: Type.Union([Type.String(), Type.Null()]),
+  expiresAt: Iso,
 });
+
+/** File reservations around the session: our addition to ECC's `risk`
+ * (objects are open; ECC readers skip it; DR-0041) — the session's own, and
+ * other holders' inside its worktree. */
+export const HudReservations = section({
+  held: Type.Array(HudReservation),
+  others: Type.Array(HudReservation),
+});
+
+export const HudRisk = signal(
+  Type.Object({
+    status: signal(Type.String()),
+    reasons: signal(Type.Array(Type.String())),
+    dirtyWorktree: signal(Type.Boolean()),
+    conflicts: signal(Count),
+    manualReviewRequired: signal(Type.Boolean()),
+    reservations: Type.Optional(HudReservations),
+  }),
+);
 
 export const HudQueueState = section({
   github: section({ openPullRequests: Count, openIssues: Count, openDiscussions: Count }),

@@ -65,6 +65,24 @@ export function claudeHooks(ctx: PluginContext): unknown {
         { hooks: [waiter] },
       ],
       UserPromptSubmit: [{ hooks: [sync("inbox")] }],
+      // File reservations (DR-0041): an edit inside another agent's.
+      PreToolUse: [
+        {
+          matcher: "Edit|Write|MultiEdit|NotebookEdit",
+          hooks: [
+            {
+              type: "command",
+              command: commandLine(ctx.inv, [
+                "reservations",
+                "check",
+                "--hook",
+                ...ctx.stateDirArgs,
+              ]),
+              timeout: SYNC_HOOK_TIMEOUT_S,
+            },
+          ],
+        },
+      ],
       Stop: [{ hooks: [waiter] }],
       SessionEnd: [{ hooks: [sync("stopping")] }],
     },

@@ -35,6 +35,14 @@ your reply then reaches the person.
   say what you need or what you found.
 - Do not relay peer chatter to the person; they can see every session.
 
+## Files other sessions are changing
+
+- Before a larger change to shared files, reserve them:
+  \`ccmsg reserve 'src/store/**' --for 30m --reason <why>\`. A refusal names
+  who holds them and until when: work elsewhere or ask them (\`ccmsg post\`).
+- \`ccmsg release --all\` when done. An edit inside another session's
+  reservation is pointed out to you, or refused with who holds it.
+
 ## Telling the person
 
 - \`ccmsg notify <text>\` for "done" or "need a decision".

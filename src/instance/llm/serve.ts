@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Capability } from "../../contract/identifiers.js";
 import type { LlmEvent } from "../../gateway/event.js";
-import type { LlmConfig } from "../../llm-config.js";
+import { DEFAULT_GATEWAY_UPSTREAM, type LlmConfig } from "../../llm-config.js";
 import { LlmUsageStore } from "../../store/llm-usage.js";
 import type { Clock } from "../clock.js";
 import type { InstanceStore } from "../instance-store.js";
@@ -11,6 +11,7 @@ import { LlmQuota } from "./quota.js";
 import { LlmRequests } from "./requests.js";
 import { SessionFiles } from "./session-files.js";
 import { LlmStatus } from "./status.js";
+import { StatusPagePoller } from "./status-page.js";
 import { LlmUsage } from "./usage.js";
 import type { WebhookDeps } from "./webhook.js";
 
@@ -21,6 +22,8 @@ export interface LlmServed {
   status: LlmStatus;
   /** The webhook route's sources and where its batches go. */
   webhook: WebhookDeps;
+  /** Poll the status page if its next poll is due (a test moved the clock). */
+  due(): void;
   close(): void;
 }
 
@@ -30,6 +33,7 @@ export interface LlmServed {
  * `llm_status` are offered and their topics served; each checked batch feeds
  * the series table (and `gateway_active_at`), the observed service health,
  * the spend sums, the quota readings and the sessions' statusline files.
+ * A configured status page alone offers `llm_status` too, and is polled.
  */
 export function serveLlm(input: {
   id: string;
@@ -72,10 +76,20 @@ export function serveLlm(input: {
     input.capabilities.add("llm_events");
     input.capabilities.add("llm_stats");
     input.capabilities.add("llm_usage");
-    input.capabilities.add("llm_status");
     hub.provideValue("llm_requests", () => requests.value());
+  }
+  const page = input.config?.status_page;
+  if (Object.keys(sources).length > 0 || page !== undefined) {
+    input.capabilities.add("llm_status");
     hub.provideValue("llm_status", () => status.value());
   }
+  const poller =
+    page === undefined
+      ? undefined
+      : new StatusPagePoller(page, clock, (reading) =>
+          status.setOfficial(page.service ?? defaultService(input.config), reading),
+        );
+  poller?.start();
   const ingest = (events: LlmEvent[]) => {
     requests.ingest(events);
     status.add(events);
@@ -91,10 +105,18 @@ export function serveLlm(input: {
     quota,
     status,
     webhook: { sources, ingest },
+    due: () => poller?.due(),
     close: () => {
+      poller?.close();
       requests.close();
       status.close();
       files.close();
     },
   };
+}
+
+/** The service a status page describes unless the config names one: what
+ * `ccmsg gateway` reports as its upstream (the host it forwards to). */
+function defaultService(config: LlmConfig | undefined): string {
+  return new URL(config?.gateway?.upstream ?? DEFAULT_GATEWAY_UPSTREAM).host;
 }

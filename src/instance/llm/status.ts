@@ -1,4 +1,10 @@
-import type { LlmStatusReport, LlmStatusService, LlmStatusSeverity } from "../../contract/llm.js";
+import type {
+  LlmOfficialState,
+  LlmStatusOfficial,
+  LlmStatusReport,
+  LlmStatusService,
+  LlmStatusSeverity,
+} from "../../contract/llm.js";
 import type { LlmEvent } from "../../gateway/event.js";
 import type { Clock } from "../clock.js";
 import type { TopicHub } from "../topic-hub.js";
@@ -6,8 +12,9 @@ import type { TopicHub } from "../topic-hub.js";
 // The `llm_status` topic (contract §5.4): what the gateways' own traffic
 // shows of each upstream service (DR-0043) — reachable or failing, the last
 // failure (an overload is `overloaded_error`, status 529), and a severity
-// from the share of failed requests lately. There is no official status
-// page reading: the report carries `observed` only.
+// from the share of failed requests lately — and, where a status page is
+// configured, what the provider's page says (`official`, status-page.ts).
+// A service's severity is the worse of the two.
 
 /** Outcomes older than this no longer count, and an observation expires
  * this long after its newest request. */
@@ -18,6 +25,17 @@ const MAX_OUTCOMES = 200;
 const WARNING_SHARE = 0.1;
 /** …and at or above this (or nothing but failures) critical. */
 const CRITICAL_SHARE = 0.5;
+
+/** How an official state weighs on a service's severity. */
+const OFFICIAL_SEVERITY: Record<LlmOfficialState, LlmStatusSeverity> = {
+  operational: "ok",
+  degraded: "warning",
+  maintenance: "warning",
+  partial_outage: "critical",
+  major_outage: "critical",
+  unknown: "unknown",
+};
+const RANK: Record<LlmStatusSeverity, number> = { unknown: 0, ok: 1, warning: 2, critical: 3 };
 
 interface Outcome {
   at: number;
@@ -42,6 +60,8 @@ function failed(e: LlmEvent): boolean {
 
 export class LlmStatus {
   private readonly services = new Map<string, Service>();
+  /** The official reading of a service, by service id. */
+  private readonly official = new Map<string, LlmStatusOfficial>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -87,17 +107,40 @@ export class LlmStatus {
     if (changed) this.changed();
   }
 
+  /** A status page's reading of service `id`; subscribers hear of it when
+   * more than its time changed. */
+  setOfficial(id: string, reading: LlmStatusOfficial): void {
+    const before = this.official.get(id);
+    this.official.set(id, reading);
+    const same =
+      before !== undefined &&
+      JSON.stringify({ ...before, observed_at: 0 }) ===
+        JSON.stringify({ ...reading, observed_at: 0 });
+    if (!same) this.hub.invalidate("llm_status");
+  }
+
   value(): LlmStatusReport {
     const now = this.clock.now();
     const services: LlmStatusService[] = [];
     const counts: Record<string, number> = { ok: 0, warning: 0, critical: 0, unknown: 0 };
-    for (const [id, s] of [...this.services].sort(([a], [b]) => a.localeCompare(b))) {
+    const ids = [...new Set([...this.services.keys(), ...this.official.keys()])].sort((a, b) =>
+      a.localeCompare(b),
+    );
+    for (const id of ids) {
+      const official = this.official.get(id);
+      const s = this.services.get(id);
+      if (s === undefined) {
+        const severity = OFFICIAL_SEVERITY[official!.state];
+        counts[severity] = (counts[severity] ?? 0) + 1;
+        services.push({ id, name: id, severity, routes: ["/v1/messages"], official: official! });
+        continue;
+      }
       const recent = s.outcomes.filter((o) => o.at > now - WINDOW_MS);
       const failures = recent.filter((o) => !o.ok).length;
       const share = recent.length === 0 ? 0 : failures / recent.length;
       const newest = recent.at(-1);
       const expired = s.observed_at + WINDOW_MS <= now;
-      const severity: LlmStatusSeverity =
+      const seen: LlmStatusSeverity =
         expired || newest === undefined
           ? "unknown"
           : share >= CRITICAL_SHARE
@@ -105,12 +148,15 @@ export class LlmStatus {
             : share >= WARNING_SHARE || !newest.ok
               ? "warning"
               : "ok";
+      const said = official === undefined ? "unknown" : OFFICIAL_SEVERITY[official.state];
+      const severity = RANK[said] > RANK[seen] ? said : seen;
       counts[severity] = (counts[severity] ?? 0) + 1;
       services.push({
         id,
         name: id,
         severity,
         routes: ["/v1/messages"],
+        ...(official === undefined ? {} : { official }),
         observed: {
           state: expired || newest === undefined ? "unknown" : newest.ok ? "reachable" : "failing",
           observed_at: s.observed_at,

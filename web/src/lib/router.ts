@@ -7,6 +7,7 @@ export type Route =
   | { view: "session"; sid: string }
   | { view: "board" }
   | { view: "notifications" }
+  | { view: "reservations" }
   | { view: "kv"; ns?: string }
   /** Search across sessions; `q`, `sid` and `since` ride in the hash's own
    * query (`#/search?q=…`), so a search is a link like any view. */
@@ -39,6 +40,8 @@ export function parseRoute(hash: string): Route {
       return { view: "board" };
     case "notifications":
       return { view: "notifications" };
+    case "reservations":
+      return { view: "reservations" };
     case "kv":
       return NS.test(parts[1] ?? "") ? { view: "kv", ns: parts[1] } : { view: "kv" };
     default:

@@ -1,0 +1,239 @@
+import { resolve } from "node:path";
+import type { KvEntry } from "../contract/kv.js";
+import { editConflicts, liveReservations } from "../contract/reservations.js";
+import { configFile } from "../paths.js";
+import type { Command } from "./main.js";
+import { type Flags, parse, print, sessionId, UsageError } from "./options.js";
+import {
+  checkReason,
+  describe,
+  dropReservations,
+  durationOf,
+  openReservations,
+  realAsFarAsExists,
+  refusal,
+  resolveGlob,
+  row,
+  shown,
+  takeReservations,
+  uniqueByKey,
+} from "./reservation-kv.js";
+import { hookSid, payloadString, readStdinJson } from "./stdin.js";
+
+// File reservations between agents (DR-0041): `ccmsg reserve`, `release`,
+// `reservations` and the PreToolUse hook `reservations check --hook`, over
+// KV namespace `reservations` (reservation-kv.ts).
+
+/** The hook answers within this, or allows the edit in silence. */
+const HOOK_DEADLINE_MS = 2000;
+const STDIN_DEADLINE_MS = 1000;
+/** The tools whose input names a file they change (Claude Code). */
+const EDIT_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
+
+/** Who a command (not the hook) acts for: the session, or null for the
+ * person; a `--sid` that is no session id is refused. */
+async function holderOf(flags: Flags): Promise<string | null> {
+  const sid = sessionId(flags);
+  if (sid === undefined) return null;
+  // Loaded here, not by the hook: the identifiers bring the schema library.
+  const { SID_PATTERN } = await import("../contract/identifiers.js");
+  if (!new RegExp(SID_PATTERN).test(sid)) throw new UsageError(`not a session id: ${sid}`);
+  return sid;
+}
+
+const RESERVE_USAGE = "ccmsg reserve <glob…> --for <duration> [--reason r] [--shared] [--force]";
+
+/**
+ * `ccmsg reserve <glob…> --for 30m` — reserve paths for this session (or the
+ * person); refused when another holder's overlaps (see takeReservations).
+ */
+export const reserve: Command = async (argv) => {
+  const { values, positionals } = parse(
+    argv,
+    {
+      for: { type: "string" },
+      reason: { type: "string" },
+      shared: { type: "boolean" },
+      force: { type: "boolean" },
+    },
+    RESERVE_USAGE,
+  );
+  if (positionals.length === 0) throw new UsageError(`name what to reserve: ${RESERVE_USAGE}`);
+  if (values.for === undefined)
+    throw new UsageError(`say for how long: --for 30m (${RESERVE_USAGE})`);
+  const ms = durationOf(values.for, "--for");
+  checkReason(values.reason, "--reason");
+  const cwd = process.cwd();
+  const globs = [...new Set(positionals.map((g) => resolveGlob(g, cwd)))];
+  const sid = await holderOf(values);
+  // Loaded here only: the hook below stays clear of git and its helpers.
+  const { derivedMeta, sessionCwd } = await import("./session-meta.js");
+  const meta = sid === null ? undefined : await derivedMeta(sessionCwd());
+  const { client, live, instance } = await openReservations(values);
+  try {
+    const name = meta?.ws ?? meta?.branch;
+    const { made, overridden } = await takeReservations(client, live, {
+      ...{ sid, globs, exclusive: !values.shared, ms, cwd, instance, force: values.force },
+      ...(values.reason === undefined ? {} : { reason: values.reason }),
+      ...(name === undefined ? {} : { name }),
+      ...(meta?.repo_root === undefined ? {} : { repoRoot: meta.repo_root }),
+    });
+    const now = Date.now();
+    print(values, { reserved: made.map(row), overridden: overridden.map(row) }, () =>
+      [
+        ...made.map((r) => `reserved ${describe(r, now, cwd)}`),
+        ...overridden.map((r) => `warning: overlaps ${describe(r, now, cwd)}`),
+      ].join("\n"),
+    );
+  } finally {
+    client.close();
+  }
+};
+
+const RELEASE_USAGE = "ccmsg release <glob…> | --all";
+
+/** `ccmsg release <glob…>` / `--all` — give back this holder's reservations. */
+export const release: Command = async (argv) => {
+  const { values, positionals } = parse(argv, { all: { type: "boolean" } }, RELEASE_USAGE);
+  if ((positionals.length === 0) === !values.all)
+    throw new UsageError(`name globs or pass --all (not both): ${RELEASE_USAGE}`);
+  const cwd = process.cwd();
+  const sid = await holderOf(values);
+  const globs = values.all ? "all" : new Set(positionals.map((g) => resolveGlob(g, cwd)));
+  const { client, live } = await openReservations(values);
+  try {
+    const chosen = await dropReservations(client, live, sid, globs, cwd);
+    print(values, { released: chosen.map(row) }, () =>
+      chosen.length === 0
+        ? "nothing to release"
+        : chosen.map((r) => `released ${shown(r.glob, cwd)}`).join("\n"),
+    );
+  } finally {
+    client.close();
+  }
+};
+
+const RESERVATIONS_USAGE = "ccmsg reservations [check <path>… | check --hook]";
+
+/** `ccmsg reservations` — the live ones; `reservations check` — whether
+ * editing paths would step into another holder's reservation. */
+export const reservations: Command = async (argv) => {
+  const { values, positionals } = parse(argv, { hook: { type: "boolean" } }, RESERVATIONS_USAGE);
+  const [sub, ...paths] = positionals;
+  if (sub === "check") {
+    if (values.hook) return checkHook(values);
+    return check(values, paths);
+  }
+  if (sub !== undefined || values.hook) throw new UsageError(`usage: ${RESERVATIONS_USAGE}`);
+  const { client, live } = await openReservations(values);
+  client.close();
+  const now = Date.now();
+  const list = liveReservations(live, now);
+  const cwd = process.cwd();
+  print(values, { reservations: list.map(row) }, () =>
+    list.length === 0 ? "no live reservations" : list.map((r) => describe(r, now, cwd)).join("\n"),
+  );
+};
+
+/** What an edit of `path` by `sid` would step into. */
+function conflictsOfEdit(live: KvEntry[], sid: string | null, path: string, now: number) {
+  const list = liveReservations(live, now);
+  // The path as given and with its symlinks resolved: either may be the
+  // spelling a reservation used.
+  const real = realAsFarAsExists(path);
+  return uniqueByKey([
+    ...editConflicts(list, sid, path),
+    ...(real === path ? [] : editConflicts(list, sid, real)),
+  ]).sort((a, b) => Number(b.exclusive) - Number(a.exclusive));
+}
+
+async function check(values: Flags, paths: string[]): Promise<void> {
+  if (paths.length === 0) throw new UsageError(`name a path: ${RESERVATIONS_USAGE}`);
+  const sid = await holderOf(values);
+  const cwd = process.cwd();
+  const { client, live } = await openReservations(values);
+  client.close();
+  const now = Date.now();
+  const found = paths.map((p) => {
+    const path = resolve(cwd, p);
+    return { path, conflicts: conflictsOfEdit(live, sid, path, now) };
+  });
+  const held = found.flatMap((f) => f.conflicts.filter((r) => r.exclusive));
+  if (held.length > 0)
+    throw refusal(uniqueByKey(held), now, cwd, "(ask its holder before editing there)");
+  print(
+    values,
+    { paths: found.map((f) => ({ path: f.path, conflicts: f.conflicts.map(row) })) },
+    () =>
+      found
+        .map((f) =>
+          f.conflicts.length === 0
+            ? `${shown(f.path, cwd)}: free`
+            : `${shown(f.path, cwd)}: free to edit, also reserved (shared) — ${f.conflicts.map((r) => describe(r, now, cwd)).join("; ")}`,
+        )
+        .join("\n"),
+  );
+}
+
+/**
+ * `ccmsg reservations check --hook` — Claude Code's PreToolUse hook on
+ * Edit|Write|MultiEdit|NotebookEdit. An edit inside another holder's exclusive
+ * reservation is denied with the reason (config `reservations.on_conflict:
+ * "block"`) or let through with the reason in the model's context ("warn",
+ * the default); inside a shared one it is only pointed out. Never fails the
+ * session: no instance, a slow one or any error allows the edit in silence.
+ */
+async function checkHook(flags: Flags): Promise<void> {
+  const allow = () => process.exit(0);
+  setTimeout(allow, HOOK_DEADLINE_MS).unref();
+  try {
+    const payload = await readStdinJson(STDIN_DEADLINE_MS);
+    const tool = payloadString(payload, "tool_name");
+    const input = payload.tool_input as Record<string, unknown> | undefined;
+    if (tool === undefined || !EDIT_TOOLS.has(tool) || typeof input !== "object" || input === null)
+      return allow();
+    const target = payloadString(input, "file_path") ?? payloadString(input, "notebook_path");
+    if (target === undefined) return allow();
+    const path = resolve(payloadString(payload, "cwd") ?? process.cwd(), target);
+    const sid = hookSid(flags, payload) ?? null;
+    // The config's checker loads beside the round trip, not before it; a
+    // config that cannot be read leaves the default (warn).
+    const blocking = import("../config.js")
+      .then((m) => m.loadConfig(configFile(undefined)).reservations?.on_conflict === "block")
+      .catch(() => false);
+    const { client, live } = await openReservations(flags, false);
+    client.close();
+    const now = Date.now();
+    const found = conflictsOfEdit(live, sid, path, now);
+    if (found.length === 0) return allow();
+    const exclusive = found.some((r) => r.exclusive);
+    const lines = found.map((r) => `- ${describe(r, now)}`);
+    const out =
+      exclusive && (await blocking)
+        ? {
+            hookSpecificOutput: {
+              hookEventName: "PreToolUse",
+              permissionDecision: "deny",
+              permissionDecisionReason: [
+                `ccmsg: ${path} is reserved by another agent, so this edit was blocked:`,
+                ...lines,
+                "Edit something else, or ask the holder (ccmsg post <sid> …) to release it.",
+              ].join("\n"),
+            },
+          }
+        : {
+            hookSpecificOutput: {
+              hookEventName: "PreToolUse",
+              additionalContext: [
+                exclusive
+                  ? `ccmsg warning: ${path} is reserved by another agent; your edit may collide with theirs:`
+                  : `ccmsg note: ${path} is also reserved (shared) by another agent:`,
+                ...lines,
+              ].join("\n"),
+            },
+          };
+    process.stdout.write(`${JSON.stringify(out)}\n`, () => allow());
+  } catch {
+    allow();
+  }
+}
