@@ -8,6 +8,7 @@ import { benchGateway } from "./gateway.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
+import { benchPgstore } from "./pgstore.js";
 import { benchPresence } from "./presence.js";
 import { benchReservations } from "./reservations.js";
 import { benchSearch } from "./search.js";
@@ -35,6 +36,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   console: benchConsole,
   reservations: benchReservations,
   gateway: benchGateway,
+  pgstore: benchPgstore,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

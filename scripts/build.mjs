@@ -44,7 +44,7 @@ await build({
   target: "node20",
   chunkNames: "[name]-[hash]",
   // Native or heavy runtime dependencies stay in node_modules.
-  external: ["better-sqlite3", "fastify", "@fastify/static", "pino", "ws"],
+  external: ["better-sqlite3", "fastify", "@fastify/static", "pg", "pino", "ws"],
   sourcemap: true,
   logLevel: "warning",
 });

@@ -6,6 +6,7 @@ import { presetProblems } from "./contract/transcript-select.js";
 import type { DumpPreset } from "./contract/transcripts.js";
 import { checkLauncher, type LauncherConfig } from "./launcher-config.js";
 import { checkLlm, type LlmConfig } from "./llm-config.js";
+import { isPostgresUrl } from "./store/pg/url.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the
@@ -54,6 +55,10 @@ export interface CcmsgConfig {
   llm?: LlmConfig;
   /** The HTTP listener beyond loopback (DR-0044). */
   http?: HttpConfig;
+  /** The board's store: a `postgres://` URL puts work items in PostgreSQL,
+   * shared by every instance naming it (DR-0046). Default: the instance's
+   * own SQLite file. */
+  store?: string;
 }
 
 export interface HttpConfig {
@@ -97,6 +102,7 @@ const KNOWN_KEYS = [
   "sync",
   "llm",
   "http",
+  "store",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -222,6 +228,11 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
   if (value.sync !== undefined) out.sync = checkSync(value.sync, bad);
   if (value.llm !== undefined) out.llm = checkLlm(value.llm, bad);
   if (value.http !== undefined) out.http = checkHttp(value.http, bad);
+  if (value.store !== undefined) {
+    if (typeof value.store !== "string" || !isPostgresUrl(value.store))
+      throw bad("store", "must be a postgres://… URL (the default board needs no key)");
+    out.store = value.store;
+  }
   return out;
 }
 

@@ -16,8 +16,10 @@ import { harnessOf, type LastLiveSession, lostStateOf, type PeerInfo } from "../
 import { validationErrors } from "../contract/validate.js";
 import type { StateStore } from "../store/state-store.js";
 import { boardSummary } from "./board.js";
+import { mutatePg } from "./pg-board.js";
 import type { MutationRunner } from "./runner.js";
-import { readStatus } from "./status.js";
+import { readStatus, withBoard } from "./status.js";
+import type { TeamBoard } from "./team-board.js";
 
 export interface ControlPaneDeps {
   /** The instance's store, read on the main thread (WAL readers never wait). */
@@ -31,6 +33,10 @@ export interface ControlPaneDeps {
   unreadMessages(): number;
   /** A mutation changed these items: tell watchers. */
   changed(items: WorkItem[]): void;
+  /** The board lives in PostgreSQL, shared with other instances (DR-0046):
+   * mutations, the snapshot's and status's board come from it; the rest
+   * (sessions, skill runs, …) stays in the instance's own store. */
+  teamBoard?: TeamBoard;
 }
 
 /** Request bodies are small JSON documents. */
@@ -101,7 +107,7 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
       ok: true,
       repoRoot: null,
       dbPath: deps.store.path,
-      stateDbPath: deps.store.path,
+      stateDbPath: boardLocation(deps),
       allowActions: !deps.readOnly,
     }),
   );
@@ -111,7 +117,11 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
     const limit = Number.isFinite(raw)
       ? Math.min(SNAPSHOT_LIMIT_MAX, Math.max(1, Math.trunc(raw)))
       : SNAPSHOT_LIMIT_DEFAULT;
-    return send(reply, 200, snapshotText(deps, limit));
+    const team = deps.teamBoard && {
+      version: deps.teamBoard.version,
+      summary: await deps.teamBoard.summary(SNAPSHOT_ITEMS),
+    };
+    return send(reply, 200, snapshotText(deps, limit, team));
   });
 
   // `ccmsg status --json`, for the web console's board: read on the main
@@ -119,7 +129,13 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
   app.get("/status", async (req, reply) => {
     const raw = Number((req.query as { limit?: string }).limit ?? 5);
     const limit = Number.isInteger(raw) && raw >= 1 ? Math.min(raw, SNAPSHOT_LIMIT_MAX) : 5;
-    return json(reply, 200, readStatus(deps.store, deps.store.path, limit));
+    const status = readStatus(deps.store, deps.store.path, limit);
+    if (deps.teamBoard === undefined) return json(reply, 200, status);
+    const team = deps.teamBoard.store;
+    const [counts, items] = await team.read(
+      async (q) => [await q.counts(), await q.recent(limit)] as const,
+    );
+    return json(reply, 200, withBoard(status, counts.byStatus, items));
   });
 
   // Read-only refuses before the body is read and before any database work.
@@ -218,7 +234,11 @@ async function mutate(
   ok: (result: unknown) => object,
 ) {
   controlPaneMetrics.received++;
-  const running = deps.runner.run(deps.store.path, action, args);
+  const team = deps.teamBoard;
+  const running =
+    team === undefined
+      ? deps.runner.run(deps.store.path, action, args)
+      : deps.runner.runAsync(() => mutatePg(team.store, action, args));
   // A client that goes away keeps its slot until the mutation has finished.
   // Watched on this response (not the keep-alive socket, which many requests
   // share): `close` before the response finished means the client left.
@@ -297,13 +317,26 @@ function cachedSummary(store: StateStore): WorkItemsSummary {
  */
 const texts = new WeakMap<ControlPaneDeps, { key: string; head: Buffer; tail: Buffer }>();
 
-function snapshotText(deps: ControlPaneDeps, limit: number): Buffer {
+/** A team board's summary and the board version it was read at. */
+interface TeamSummary {
+  version: number;
+  summary: WorkItemsSummary;
+}
+
+/** Where the board lives: the instance's file, or the team database (its
+ * URL without the password). */
+function boardLocation(deps: ControlPaneDeps): string {
+  return deps.teamBoard?.store.location ?? deps.store.path;
+}
+
+function snapshotText(deps: ControlPaneDeps, limit: number, team?: TeamSummary): Buffer {
   const unread = deps.unreadMessages();
-  const key = `${dataVersion(deps.store)}/${deps.sessionsVersion()}/${unread}/${limit}`;
+  const board = team === undefined ? `${dataVersion(deps.store)}` : `team:${team.version}`;
+  const key = `${board}/${deps.sessionsVersion()}/${unread}/${limit}`;
   const now = Buffer.from(new Date().toISOString());
   let kept = texts.get(deps);
   if (kept?.key !== key) {
-    const fresh = snapshot(deps, limit, unread);
+    const fresh = snapshot(deps, limit, unread, team?.summary);
     const text = pretty(fresh);
     const at = text.indexOf(JSON.stringify(fresh.generatedAt)) + 1;
     kept = {
@@ -329,7 +362,12 @@ function dataVersion(store: StateStore): number {
   return statement.get() as number;
 }
 
-function snapshot(deps: ControlPaneDeps, limit: number, unread: number): ControlPaneSnapshot {
+function snapshot(
+  deps: ControlPaneDeps,
+  limit: number,
+  unread: number,
+  teamSummary?: WorkItemsSummary,
+): ControlPaneSnapshot {
   const { peers, last_live } = deps.sessions();
   const rows: SnapshotSession[] = [
     ...peers.map((p) => sessionRow(p.sid, p.state ?? "live", p, p.last_activity_at)),
@@ -346,7 +384,7 @@ function snapshot(deps: ControlPaneDeps, limit: number, unread: number): Control
     generatedAt: new Date().toISOString(),
     repoRoot: null,
     dbPath: deps.store.path,
-    stateDbPath: deps.store.path,
+    stateDbPath: boardLocation(deps),
     database: { exists: true },
     stateDatabase: { exists: true },
     execution: { allowActions: !deps.readOnly },
@@ -366,7 +404,7 @@ function snapshot(deps: ControlPaneDeps, limit: number, unread: number): Control
       activeWorktrees: worktrees.size,
     },
     sessions,
-    workItems: cachedSummary(deps.store),
+    workItems: teamSummary ?? cachedSummary(deps.store),
   };
 }
 

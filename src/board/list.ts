@@ -1,4 +1,4 @@
-import type { WorkItem } from "../contract/ecc/board.js";
+import type { WorkItem, WorkItemsSummary } from "../contract/ecc/board.js";
 import { countsSentence, LANES, workItemLane } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
 import type { StateStore } from "../store/state-store.js";
@@ -9,12 +9,21 @@ import { boardSummary } from "./board.js";
 /** What `board list` shows: the counts over every item and the `limit`
  * (default 20) most recently updated items, of one lane when given. */
 export function listBoard(store: StateStore, lane?: string, limit = 20) {
+  return listOf(boardSummary(store, listWindow(lane, limit)), lane, limit);
+}
+
+/** How many recent items a list reads, after checking its arguments. */
+export function listWindow(lane: string | undefined, limit: number): number {
   if (!Number.isInteger(limit) || limit < 1)
     throw new ContractError("invalid_args", "limit must be a positive integer");
   if (lane !== undefined && !(LANES as readonly string[]).includes(lane)) {
     throw new ContractError("invalid_args", `lane must be one of ${LANES.join(", ")}`);
   }
-  const summary = boardSummary(store, lane === undefined ? limit : 100);
+  return lane === undefined ? limit : 100;
+}
+
+/** The list from a board summary read with `listWindow`'s window. */
+export function listOf(summary: WorkItemsSummary, lane: string | undefined, limit: number) {
   const items = summary.items
     .filter((i) => lane === undefined || i.kanbanState === lane)
     .slice(0, limit);

@@ -105,6 +105,30 @@ export class MutationRunner {
     });
   }
 
+  /**
+   * Take a slot and run an asynchronous mutation on this thread — a store
+   * whose client never blocks (PostgreSQL) needs no worker. Admission and
+   * release follow the same rules as `run`: refused at once when both slots
+   * are taken, the slot held until the mutation's transaction has closed.
+   */
+  runAsync<T>(mutation: () => Promise<T>): Promise<T> {
+    if (active >= MAX_MUTATIONS) {
+      this.metrics.rejected++;
+      throw admissionRefused();
+    }
+    active++;
+    this.metrics.active++;
+    this.metrics.peak = Math.max(this.metrics.peak, this.metrics.active);
+    this.metrics.started++;
+    let running: Promise<T>;
+    try {
+      running = mutation();
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    return running.finally(() => this.release());
+  }
+
   private idleSlot(): Slot {
     const idle = this.slots.find((s) => s.current === undefined);
     if (idle !== undefined) return idle;

@@ -338,3 +338,32 @@ function syncLines(d: StatusDocument): string[] {
       : `Sync ${source}:${target} FAILED at ${r.finishedAt} — ${r.message}`;
   });
 }
+
+/** The status document with its board taken from another store (a team
+ * board in PostgreSQL): counts by status over every item, and the newest
+ * items. */
+export function withBoard(
+  doc: StatusDocument,
+  byStatus: Map<string, number>,
+  items: WorkItem[],
+): StatusDocument {
+  const board = boardCounts(byStatus);
+  const attentionCount =
+    doc.readiness.attentionCount - doc.readiness.blockedWorkItems + board.blocked;
+  return {
+    ...doc,
+    readiness: {
+      ...doc.readiness,
+      status: attentionCount > 0 ? "attention" : "ok",
+      attentionCount,
+      blockedWorkItems: board.blocked,
+    },
+    workItems: {
+      totalCount: board.total,
+      openCount: board.open,
+      blockedCount: board.blocked,
+      closedCount: board.done,
+      items,
+    },
+  };
+}

@@ -1,14 +1,17 @@
 import { boardListText, listBoard, workItemLine } from "../board/list.js";
-import type { WorkItemInput } from "../contract/ecc/board.js";
+import { configuredStore } from "../board/team-board.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
+import { isPostgresUrl } from "../store/pg/url.js";
 import { openStateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
+import { input } from "./board-input.js";
 import type { Command } from "./main.js";
 import { parse, print, sessionId } from "./options.js";
 
-const USAGE = "ccmsg board add|list|show|claim|move|update|sync … [--db PATH]";
+const USAGE =
+  "ccmsg board add|list|show|claim|move|update|sync … [--db PATH | --store postgres://…]";
 
 const FIELDS = {
   id: { type: "string" },
@@ -26,6 +29,7 @@ const FIELDS = {
   limit: { type: "string" },
   lane: { type: "string" },
   db: { type: "string" },
+  store: { type: "string" },
 } as const;
 
 /**
@@ -37,6 +41,9 @@ export const board: Command = async (argv) => {
   const [verb, ...rest] = argv;
   if (verb === "sync") return (await import("./board-sync.js")).boardSync(rest);
   const { values, positionals } = parse(rest, FIELDS, USAGE);
+  const team = teamStore(values);
+  if (team !== undefined)
+    return (await import("./board-pg.js")).boardOnPostgres(verb, values, positionals, team);
   const store = openStateStore(
     values.db ?? stateFiles(resolveStateDir(values["state-dir"])).database,
   );
@@ -120,32 +127,16 @@ export const board: Command = async (argv) => {
   }
 };
 
-function input(
-  values: Record<string, string | boolean | undefined>,
-  id: string | undefined,
-): WorkItemInput {
-  const s = (k: string) => values[k] as string | undefined;
-  const out: WorkItemInput = {};
-  if (id !== undefined) out.id = id;
-  const map: [keyof WorkItemInput, string][] = [
-    ["title", "title"],
-    ["status", "status"],
-    ["priority", "priority"],
-    ["owner", "owner"],
-    ["url", "url"],
-    ["source", "source"],
-    ["sourceId", "source-id"],
-    ["repoRoot", "repo-root"],
-    ["sessionId", "session-id"],
-  ];
-  for (const [key, flag] of map)
-    if (s(flag) !== undefined) (out as Record<string, unknown>)[key] = s(flag);
-  if (s("metadata-json") !== undefined) {
-    try {
-      out.metadata = JSON.parse(s("metadata-json")!);
-    } catch {
-      throw new ContractError("invalid_args", "--metadata-json is not valid JSON");
-    }
+/** The team board's URL (DR-0046): `--store`, else the config's `store`
+ * unless `--db` names a file. */
+function teamStore(values: { db?: string; store?: string }): string | undefined {
+  if (values.store !== undefined) {
+    if (values.db !== undefined)
+      throw new ContractError("invalid_args", "--db and --store name two boards: give one");
+    if (!isPostgresUrl(values.store))
+      throw new ContractError("invalid_args", "--store must be a postgres://… URL");
+    return values.store;
   }
-  return out;
+  if (values.db !== undefined) return undefined;
+  return configuredStore(process.env);
 }

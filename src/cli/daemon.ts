@@ -5,12 +5,13 @@ import { ContractError } from "../contract/errors.js";
 import { liveHolder } from "../instance-lock.js";
 import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../owner-credential.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../paths.js";
+import { isPostgresUrl } from "../store/pg/url.js";
 import { startDaemon } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print } from "./options.js";
 
 const USAGE =
-  "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off] [--recover]";
+  "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off] [--recover] [--store postgres://…]";
 
 export const daemon: Command = async (argv) => {
   const [verb, ...rest] = argv;
@@ -28,6 +29,7 @@ const HTTP_OPTION = {
   "test-hooks": { type: "boolean" },
   "read-only": { type: "boolean" },
   recover: { type: "boolean" },
+  store: { type: "string" },
 } as const;
 
 const ACTIONS: Record<string, Command> = {
@@ -38,6 +40,9 @@ const ACTIONS: Record<string, Command> = {
     const stateDir = resolveStateDir(values["state-dir"]);
     const asked = values.http ?? process.env.CCMSG_HTTP;
     const { startInstance } = await import("../instance/server.js");
+    // The board shared in PostgreSQL (DR-0046), opened once for every try below.
+    const { openTeamBoard } = await import("../board/team-board.js");
+    const teamBoard = await openTeamBoard(storeArg(values.store), process.env);
     const start = (http: string | null) =>
       startInstance({
         stateDir,
@@ -45,17 +50,24 @@ const ACTIONS: Record<string, Command> = {
         testHooks: values["test-hooks"] ?? false,
         readOnly: values["read-only"] ?? false,
         recover: values.recover ?? false,
+        team: teamBoard,
       });
     let instance: Awaited<ReturnType<typeof startInstance>>;
     try {
-      instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
+      try {
+        instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
+      } catch (error) {
+        // The default port may be taken (another instance, another tool): a
+        // person who did not ask for it still gets an instance, on the socket.
+        if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
+          throw error;
+        process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
+        instance = await start(null);
+      }
     } catch (error) {
-      // The default port may be taken (another instance, another tool): a
-      // person who did not ask for it still gets an instance, on the socket.
-      if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
-        throw error;
-      process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
-      instance = await start(null);
+      // No instance took the team board: its connections go with the failure.
+      await teamBoard?.close().catch(() => {});
+      throw error;
     }
     // Every signal, not once: `npm start` in a terminal delivers Ctrl-C twice
     // (the terminal's and npm's forwarded copy), and the second must not kill
@@ -225,9 +237,17 @@ async function stopInstance(stateDir: string): Promise<boolean> {
   throw new ContractError("internal_error", `instance pid ${pid} did not exit within 10 s`);
 }
 
-/** `--recover` for the background instance. */
-function recoverArg(values: { recover?: boolean }): string[] {
-  return values.recover ? ["--recover"] : [];
+/** `--recover` and `--store` for the background instance. */
+function recoverArg(values: { recover?: boolean; store?: string }): string[] {
+  const store = storeArg(values.store);
+  return [...(values.recover ? ["--recover"] : []), ...(store ? ["--store", store] : [])];
+}
+
+/** `--store`: only a PostgreSQL URL names another store (DR-0046). */
+function storeArg(store: string | undefined): string | undefined {
+  if (store !== undefined && !isPostgresUrl(store))
+    throw new ContractError("invalid_args", "--store must be a postgres://… URL");
+  return store;
 }
 
 /** The `npm start` line: where the console is, with a link that signs in. */

@@ -194,8 +194,17 @@ export const COMMANDS: Record<
       "  list [--lane ready|running|blocked|done] [--limit n]",
       "  show <id> | claim [<id>] [--owner o] [--as agent|human] | move <id> <lane>",
       "  update <id> [--title …]      --db PATH reads another board file",
+      "  --store postgres://…         the team board in PostgreSQL (else the config's store)",
       "  sync github [--repo owner/name]   open PRs and issues through gh (or node $ECC_GH_SHIM)",
       "  sync linear [--project name|id]   a Linear project's issues (API key from LINEAR_API_KEY)",
+    ].join("\n"),
+  },
+  store: {
+    group: () => import("./store.js"),
+    help: "store migrate --to postgres://… — copy the board into PostgreSQL",
+    more: [
+      "  migrate --to URL [--db PATH]  copy every work item and check run, in one",
+      "                                transaction; running it again changes nothing",
     ].join("\n"),
   },
   status: {

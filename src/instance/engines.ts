@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
+import type { TeamBoard } from "../board/team-board.js";
 import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
@@ -40,7 +41,7 @@ import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection } from "./wire/connection.js";
-import { serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
+import { serveTeamWorkItems, serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
 /** What the HTTP listener needs for the sandbox origins: the grants, the
  * surfaces each request is checked against, and how to offer `sandbox` once
@@ -66,6 +67,10 @@ export interface EngineInputs {
   stateDir: string;
   /** The instance's environment (ccmsg's config file, the harness it serves). */
   env: NodeJS.ProcessEnv;
+  /** The board in PostgreSQL, shared with other instances (DR-0046), opened
+   * by the caller; the instance closes it when it stops. Without it the board
+   * is the instance's own file. */
+  team?: TeamBoard;
   self(): InstanceInfo;
   httpAddresses(): string[];
   shutdown(reason: string): void;
@@ -92,8 +97,10 @@ export interface Engines {
   /** Re-check what time makes expire (a test moved the clock). */
   expire(): void;
   runner: MutationRunner;
+  /** The shared board, if any (closed on stop). */
+  teamBoard?: TeamBoard;
   /** The board's interval syncs (started once the socket listens). */
-  boardSync: BoardSyncScheduler;
+  boardSync: Pick<BoardSyncScheduler, "start" | "dispose">;
   dispatcher: Dispatcher;
   /** Every open connection. */
   connections: Set<Connection>;
@@ -126,7 +133,9 @@ export function buildEngines(input: EngineInputs): Engines {
   const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
   // File reservations (DR-0041) are KV entries; this only sweeps expired ones.
   const reservations = new ReservationSweeper(kv, clock, log);
-  const board = serveWorkItems(store.db, hub);
+  input.team?.logTo(log);
+  const board =
+    input.team === undefined ? serveWorkItems(store.db, hub) : serveTeamWorkItems(input.team, hub);
   const transcripts = serveTranscripts({
     instanceId: id,
     harness: input.harness,
@@ -196,12 +205,21 @@ export function buildEngines(input: EngineInputs): Engines {
     adminHandlers(services),
   );
   const runner = new MutationRunner(undefined);
-  const boardSync = new BoardSyncScheduler({
-    ...{ config, env: input.env, cwd: process.cwd(), log, runner },
-    ...{ db: store.db, dbPath: store.state.path, changed: (items) => board.offer(items) },
-  });
+  // The interval syncs write the instance's own board, not a team board.
+  const boardSync = input.team
+    ? {
+        start: () => {
+          if (config.sync !== undefined) log.warn("board syncs are not run on a team board");
+        },
+        dispose() {},
+      }
+    : new BoardSyncScheduler({
+        ...{ config, env: input.env, cwd: process.cwd(), log, runner },
+        ...{ db: store.db, dbPath: store.state.path, changed: (items) => board.offer(items) },
+      });
   return {
     config,
+    teamBoard: input.team,
     hub,
     sessions,
     messaging,
@@ -260,7 +278,7 @@ function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   } catch (error) {
     log.error(
       { err: error },
-      "config not read: the launcher, interval syncs and LLM webhook are off",
+      "config not read: the launcher, interval syncs, LLM webhook and a configured team board are off",
     );
     return {};
   }

@@ -7,7 +7,7 @@ import { prepareStateDir } from "../state-dir.js";
 import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
 import { instanceLog } from "./deferred-log.js";
-import { buildEngines } from "./engines.js";
+import { buildEngines, type EngineInputs } from "./engines.js";
 import type { startHttp } from "./http-listener.js";
 import { loadOrMintInstanceId } from "./identity.js";
 import { type InstanceStore, openInstanceStore } from "./instance-store.js";
@@ -16,7 +16,7 @@ import { type KeptSocket, keepSocket } from "./socket-keeper.js";
 import { Connection } from "./wire/connection.js";
 import type { Transport } from "./wire/transport.js";
 
-export interface InstanceOptions {
+export interface InstanceOptions extends Pick<EngineInputs, "team"> {
   stateDir: string;
   /** `host:port` (port 0 = ephemeral), or null for no HTTP listener. */
   http: string | null;
@@ -88,12 +88,12 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     };
     const engines = buildEngines({
       ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
-      ...{ harness: claimingHarness(env), stateDir: options.stateDir },
+      ...{ harness: claimingHarness(env), stateDir: options.stateDir, team: options.team },
       self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
       ...{ shutdown: (reason: string) => void stop(reason), people: () => http?.people },
     });
-    const { sessions, messaging, runner, board, connections } = engines;
+    const { sessions, messaging, runner, board, connections, teamBoard } = engines;
     const accept = (transport: Transport) => {
       const conn = new Connection(transport, engines.dispatcher);
       if (stopping !== undefined) return conn.close();
@@ -115,7 +115,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           now: () => clock.now(),
         },
         controlPane: {
-          ...{ store: opened.state, readOnly: options.readOnly ?? false, runner },
+          ...{ store: opened.state, readOnly: options.readOnly ?? false, runner, teamBoard },
           sessions: () => sessions.peers(),
           sessionsVersion: () => sessions.version,
           unreadMessages: () => opened.inbox.heldTotal(clock.now(), INBOX_RETENTION_MS),

@@ -18,6 +18,8 @@ export interface StopParts {
   runner: MutationRunner;
   boardSync: { dispose(): void };
   board: WorkItemsTopic;
+  /** The team board's connections (DR-0046), closed once no mutation runs. */
+  teamBoard?: { close(): Promise<void> };
   store: InstanceStore;
   sessions: Sessions;
   presence: { dispose(): void };
@@ -50,6 +52,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   parts.boardSync.dispose();
   await parts.runner.close();
   parts.board.dispose();
+  await parts.teamBoard?.close().catch((error) => log.warn({ err: error }, "team board close"));
   const restarting = encodeEvent({ ev: "restarting", instance: parts.id });
   for (const conn of parts.connections) conn.send(restarting);
   parts.store.queue.flush();

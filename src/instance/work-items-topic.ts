@@ -1,3 +1,4 @@
+import type { TeamBoard } from "../board/team-board.js";
 import { WorkItemsWatch } from "../board/watch.js";
 import type { WorkItem } from "../contract/ecc/board.js";
 import type { Db } from "../store/database.js";
@@ -30,4 +31,18 @@ export function serveWorkItems(db: Db, hub: TopicHub): WorkItemsTopic {
     return { items: store.recent(WORK_ITEMS_SNAPSHOT) };
   });
   return watch;
+}
+
+/**
+ * Serve `work_items` from a team board in PostgreSQL: the snapshot is the
+ * newest items, then every change any instance or CLI committed, as the
+ * database announces it. Changes made through this instance arrive the same
+ * way, so `offer` has nothing to add.
+ */
+export function serveTeamWorkItems(board: TeamBoard, hub: TopicHub): WorkItemsTopic {
+  const off = board.onChange((items) => {
+    if (hub.count("work_items") > 0) hub.publish("work_items", { items });
+  });
+  hub.provideSnapshot("work_items", () => ({ items: board.recent() }));
+  return { offer: () => {}, dispose: () => void off() };
 }

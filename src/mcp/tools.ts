@@ -1,5 +1,6 @@
 import { type TSchema, Type } from "@sinclair/typebox";
-import { boardListText, listBoard, workItemLine } from "../board/list.js";
+import type { ClaimResult } from "../board/board.js";
+import { boardListText, listBoard, listOf, listWindow, workItemLine } from "../board/list.js";
 import type { Flags } from "../cli/options.js";
 import type { Client } from "../client/client.js";
 import { LANES } from "../contract/ecc/lanes.js";
@@ -7,6 +8,7 @@ import type { KvEntry } from "../contract/kv.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
 import { RESERVATIONS_NS } from "../contract/reservations.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
+import type { PgBoardStore } from "../store/pg/board-store.js";
 import type { StateStore } from "../store/state-store.js";
 import { needsSession, type SessionLink } from "./link.js";
 
@@ -67,6 +69,28 @@ async function withBoard<T>(ctx: ToolContext, use: (store: StateStore) => T): Pr
     return use(store);
   } finally {
     store.close();
+  }
+}
+
+/**
+ * One board call on the team board in PostgreSQL when the config names one
+ * (DR-0046), else on the instance's file — the same board the instance and
+ * `ccmsg board` use.
+ */
+async function onBoard<T>(
+  ctx: ToolContext,
+  file: (store: StateStore) => T,
+  team: (store: PgBoardStore) => Promise<T>,
+): Promise<T> {
+  const { configuredStore } = await import("../board/team-board.js");
+  const url = configuredStore(process.env);
+  if (url === undefined) return withBoard(ctx, file);
+  const { PgBoardStore } = await import("../store/pg/board-store.js");
+  const store = await PgBoardStore.open(url);
+  try {
+    return await team(store);
+  } finally {
+    await store.close();
   }
 }
 
@@ -227,10 +251,16 @@ export const TOOLS: Record<string, Tool> = {
       limit: Type.Optional(Type.Integer({ minimum: 1 })),
     }),
     async run(a, ctx) {
-      return withBoard(ctx, (store) =>
-        boardListText(
-          listBoard(store, a.lane as string | undefined, a.limit as number | undefined),
-        ),
+      const lane = a.lane as string | undefined;
+      const limit = a.limit as number | undefined;
+      const pg = await import("../board/pg-board.js");
+      return onBoard(
+        ctx,
+        (store) => boardListText(listBoard(store, lane, limit)),
+        async (store) => {
+          const window = listWindow(lane, limit ?? 20);
+          return boardListText(listOf(await pg.boardSummaryPg(store, window), lane, limit ?? 20));
+        },
       );
     },
   },
@@ -241,12 +271,17 @@ export const TOOLS: Record<string, Tool> = {
     async run(a, ctx) {
       const owner = actor(ctx, "board_claim");
       const { claimWorkItem } = await import("../board/board.js");
-      return withBoard(ctx, (store) => {
-        const r = claimWorkItem(store, { id: a.id as string | undefined, owner, as: "agent" });
-        return r.claimed
+      const { claimWorkItemPg } = await import("../board/pg-board.js");
+      const args = { id: a.id as string | undefined, owner, as: "agent" };
+      const said = (r: ClaimResult) =>
+        r.claimed
           ? `claimed ${workItemLine(r.item)}`
           : "nothing to claim: no unassigned open items";
-      });
+      return onBoard(
+        ctx,
+        (store) => said(claimWorkItem(store, args)),
+        async (store) => said(await claimWorkItemPg(store, args)),
+      );
     },
   },
   board_move: {
@@ -257,9 +292,12 @@ export const TOOLS: Record<string, Tool> = {
     }),
     async run(a, ctx) {
       const { moveWorkItem } = await import("../board/board.js");
-      return withBoard(
+      const { moveWorkItemPg } = await import("../board/pg-board.js");
+      return onBoard(
         ctx,
         (store) => `moved ${workItemLine(moveWorkItem(store, a.id as string, a.lane).item)}`,
+        async (store) =>
+          `moved ${workItemLine((await moveWorkItemPg(store, a.id as string, a.lane)).item)}`,
       );
     },
   },

@@ -46,6 +46,7 @@ function toRun(r: Row): CheckRun {
 export class CheckRunsStore {
   private readonly insert_;
   private readonly latest_;
+  private readonly all_;
 
   constructor(db: Db) {
     this.insert_ = db.prepare(
@@ -57,6 +58,12 @@ export class CheckRunsStore {
          (SELECT max(id) FROM check_runs WHERE repo_root = ? GROUP BY name)
        ORDER BY name`,
     );
+    this.all_ = db.prepare("SELECT * FROM check_runs ORDER BY id");
+  }
+
+  /** Every run, oldest first (a copy to another store). */
+  all(): CheckRun[] {
+    return (this.all_.all() as Row[]).map(toRun);
   }
 
   record(run: CheckRun): void {

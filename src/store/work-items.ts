@@ -57,6 +57,7 @@ export class WorkItemsStore {
   private readonly counts_;
   private readonly changedSince_;
   private readonly session_;
+  private readonly all_;
 
   constructor(db: Db) {
     this.get_ = db.prepare("SELECT * FROM work_items WHERE id = ?");
@@ -80,6 +81,7 @@ export class WorkItemsStore {
        FROM work_items GROUP BY status, kind`,
     );
     this.session_ = db.prepare("SELECT 1 FROM sessions WHERE id = ?");
+    this.all_ = db.prepare("SELECT * FROM work_items ORDER BY id");
     this.changedSince_ = db.prepare(
       "SELECT * FROM work_items WHERE updated_at > ? ORDER BY updated_at, id LIMIT 1000",
     );
@@ -109,24 +111,12 @@ export class WorkItemsStore {
   /** Merge `input` into the item (only the given fields change), stamping
    * `updatedAt`; a new item needs a title. */
   upsert(input: WorkItemInput & { id: string }, now: string): WorkItem {
-    const existing = this.get(input.id);
-    const merged: WorkItem = {
-      id: input.id,
-      source: input.source ?? existing?.source ?? "manual",
-      sourceId: pick(input.sourceId, existing?.sourceId),
-      title: input.title ?? existing?.title ?? "",
-      status: input.status ?? existing?.status ?? "open",
-      priority: pick(input.priority, existing?.priority),
-      url: pick(input.url, existing?.url),
-      owner: pick(input.owner, existing?.owner),
-      repoRoot: pick(input.repoRoot, existing?.repoRoot),
-      sessionId: pick(input.sessionId, existing?.sessionId),
-      metadata: input.metadata !== undefined ? input.metadata : (existing?.metadata ?? null),
-      createdAt: existing?.createdAt ?? now,
-      updatedAt: now,
-    };
-    if (merged.title === "") throw new Error("a new work item needs a title");
-    return this.put(merged);
+    return this.put(mergeWorkItem(input, this.get(input.id), now));
+  }
+
+  /** Every item, by id (a copy to another store). */
+  all(): WorkItem[] {
+    return (this.all_.all() as Row[]).map(toItem);
   }
 
   /** The `limit` most recently updated items. */
@@ -151,6 +141,32 @@ export class WorkItemsStore {
   changedSince(iso: string): WorkItem[] {
     return (this.changedSince_.all(iso) as Row[]).map(toItem);
   }
+}
+
+/** `input` merged into the existing item (only the given fields change),
+ * `updatedAt` stamped, `createdAt` kept; a new item needs a title. */
+export function mergeWorkItem(
+  input: WorkItemInput & { id: string },
+  existing: WorkItem | undefined,
+  now: string,
+): WorkItem {
+  const merged: WorkItem = {
+    id: input.id,
+    source: input.source ?? existing?.source ?? "manual",
+    sourceId: pick(input.sourceId, existing?.sourceId),
+    title: input.title ?? existing?.title ?? "",
+    status: input.status ?? existing?.status ?? "open",
+    priority: pick(input.priority, existing?.priority),
+    url: pick(input.url, existing?.url),
+    owner: pick(input.owner, existing?.owner),
+    repoRoot: pick(input.repoRoot, existing?.repoRoot),
+    sessionId: pick(input.sessionId, existing?.sessionId),
+    metadata: input.metadata !== undefined ? input.metadata : (existing?.metadata ?? null),
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
+  if (merged.title === "") throw new Error("a new work item needs a title");
+  return merged;
 }
 
 function pick<T>(given: T | undefined, existing: T | undefined | null): T | null {

@@ -36,6 +36,11 @@ export function laneStatus(lane: Lane): string {
   return lane === "ready" ? "open" : lane;
 }
 
+/** Every status that is done (lower-case), for stores that filter in SQL. */
+export const DONE_STATUSES: readonly string[] = Object.keys(LANE_OF_STATUS).filter(
+  (s) => LANE_OF_STATUS[s] === "done",
+);
+
 /** Done statuses: refused by claim, counted as closed by status. */
 export function isDoneStatus(status: string): boolean {
   return workItemLane(status) === "done";

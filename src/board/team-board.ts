@@ -1,0 +1,158 @@
+import type { Logger } from "pino";
+import { loadConfig } from "../config.js";
+import type { WorkItem, WorkItemsSummary } from "../contract/ecc/board.js";
+import { configFile } from "../paths.js";
+import { PgBoardStore } from "../store/pg/board-store.js";
+import { boardSummaryPg } from "./pg-board.js";
+
+/**
+ * The team board an instance serves, if any: `url` (`--store`), else the
+ * config's `store`. An unreadable config is reported by the instance (which
+ * reads it too) and leaves the board in the instance's own file.
+ */
+export async function openTeamBoard(
+  url: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<TeamBoard | undefined> {
+  let location = url;
+  if (location === undefined) {
+    try {
+      location = configuredStore(env);
+    } catch {
+      return undefined;
+    }
+  }
+  return location === undefined ? undefined : TeamBoard.open(location);
+}
+
+/** The config's `store` (a team board's URL), if it names one; an invalid
+ * config throws, naming the file and key. */
+export function configuredStore(env: NodeJS.ProcessEnv): string | undefined {
+  return loadConfig(configFile(undefined, env)).store;
+}
+
+/** How many recently updated items the instance keeps at hand for
+ * `work_items` snapshots (as the SQLite board's topic sends). */
+const RECENT = 200;
+
+/**
+ * A board shared by several instances in PostgreSQL (DR-0046). Every
+ * committed change — this instance's, another instance's, the CLI's — is
+ * announced by the database (LISTEN/NOTIFY); the instance then reads the
+ * changed rows once and hands them to its watchers. `version` goes up with
+ * every change, so answers computed from the board can be reused until then.
+ */
+export class TeamBoard {
+  private recent_: WorkItem[] = [];
+  private readonly listeners = new Set<(items: WorkItem[]) => void>();
+  /** Reads of changed rows, one after another: a slower older read must not
+   * overwrite a newer one. */
+  private chain = Promise.resolve();
+  private stopListening: () => Promise<void> = async () => {};
+  private summary_: { version: number; limit: number; summary: WorkItemsSummary } | undefined;
+  version = 0;
+
+  private log: Logger | undefined;
+
+  private constructor(readonly store: PgBoardStore) {}
+
+  static async open(url: string): Promise<TeamBoard> {
+    const store = await PgBoardStore.open(url);
+    const board = new TeamBoard(store);
+    try {
+      await board.listen();
+      board.recent_ = await store.items().recent(RECENT);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return board;
+  }
+
+  /** Where the board reports (the instance's log, once it has one). */
+  logTo(log: Logger): void {
+    this.log = log;
+    log.info({ store: this.store.location }, "team board on PostgreSQL");
+  }
+
+  /** The newest items (a `work_items` snapshot). */
+  recent(): WorkItem[] {
+    return this.recent_;
+  }
+
+  /** Call `fn` with the items of every change, whoever made it. */
+  onChange(fn: (items: WorkItem[]) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** The board summary, recomputed only after the board changed. */
+  async summary(limit: number): Promise<WorkItemsSummary> {
+    const version = this.version;
+    const hit = this.summary_;
+    if (hit !== undefined && hit.version === version && hit.limit === limit) return hit.summary;
+    const summary = await boardSummaryPg(this.store, limit);
+    this.summary_ = { version, limit, summary };
+    return summary;
+  }
+
+  private closed = false;
+
+  /** LISTEN; when the connection is lost, listen again (1 s, doubling to
+   * 30 s) and catch up with what changed meanwhile among the newest items. */
+  private async listen(): Promise<void> {
+    this.stopListening = await this.store.listen(
+      (ids) => this.heard(ids),
+      (error) => {
+        this.log?.warn({ err: error }, "team board: lost the LISTEN connection; reconnecting");
+        void this.relisten(1000);
+      },
+    );
+  }
+
+  private async relisten(wait: number): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, wait).unref());
+    if (this.closed) return;
+    try {
+      await this.listen();
+      const fresh = await this.store.items().recent(RECENT);
+      const known = new Map(this.recent_.map((i) => [i.id, i.updatedAt]));
+      this.heard(fresh.filter((i) => known.get(i.id) !== i.updatedAt).map((i) => i.id));
+      this.log?.info("team board: listening again");
+    } catch {
+      void this.relisten(Math.min(wait * 2, 30_000));
+    }
+  }
+
+  private heard(ids: string[]): void {
+    if (ids.length === 0) return;
+    this.version++;
+    this.chain = this.chain.then(async () => {
+      let items: WorkItem[];
+      try {
+        items = await this.store.items().byIds(ids);
+      } catch (error) {
+        this.log?.warn({ err: error, ids: ids.length }, "team board: changed items not read");
+        return;
+      }
+      const byId = new Map(this.recent_.map((i) => [i.id, i]));
+      for (const i of items) byId.set(i.id, i);
+      this.recent_ = [...byId.values()]
+        .sort((a, b) => cmp(b.updatedAt, a.updatedAt) || cmp(b.id, a.id))
+        .slice(0, RECENT);
+      this.version++;
+      for (const fn of this.listeners) fn(items);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stopListening();
+    await this.chain;
+    await this.store.close();
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
