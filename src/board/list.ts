@@ -31,7 +31,9 @@ export function listOf(summary: WorkItemsSummary, lane: string | undefined, limi
   return { ...counts, items };
 }
 
-export function boardListText(list: ReturnType<typeof listBoard>): string {
+export type BoardList = ReturnType<typeof listOf>;
+
+export function boardListText(list: BoardList): string {
   return [
     countsSentence({
       total: list.totalCount,

@@ -1,5 +1,7 @@
-import { boardListText, listBoard, workItemLine } from "../board/list.js";
+import type { ClaimArgs, ClaimResult } from "../board/board.js";
+import { type BoardList, boardListText, listBoard, workItemLine } from "../board/list.js";
 import { configuredStore } from "../board/team-board.js";
+import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
@@ -33,21 +35,19 @@ const FIELDS = {
 } as const;
 
 /**
- * `ccmsg board …` — the work board, straight from the store (same busy rules
- * as every writer: a 5 s wait, then STATE_STORE_BUSY). A running instance
- * notices the change and tells its `work_items` watchers.
+ * `ccmsg board …` — the work board, straight from the store: the instance's
+ * file, or a team board in PostgreSQL (DR-0046). A running instance notices
+ * the change and tells its `work_items` watchers.
  */
 export const board: Command = async (argv) => {
   const [verb, ...rest] = argv;
   if (verb === "sync") return (await import("./board-sync.js")).boardSync(rest);
   const { values, positionals } = parse(rest, FIELDS, USAGE);
   const team = teamStore(values);
-  if (team !== undefined)
-    return (await import("./board-pg.js")).boardOnPostgres(verb, values, positionals, team);
-  const store = openStateStore(
-    values.db ?? stateFiles(resolveStateDir(values["state-dir"])).database,
-  );
-  const rules = await import("../board/board.js");
+  const access =
+    team === undefined
+      ? await fileBoard(values.db ?? stateFiles(resolveStateDir(values["state-dir"])).database)
+      : await (await import("./board-pg.js")).teamBoard(team);
   try {
     switch (verb) {
       case "add":
@@ -55,21 +55,19 @@ export const board: Command = async (argv) => {
         const id = verb === "update" ? positionals[0] : values.id;
         if (verb === "update" && id === undefined)
           throw new ContractError("invalid_args", "usage: ccmsg board update <id> [--title …]");
-        if (verb === "update" && new WorkItemsStore(store.db).get(id!) === undefined) {
+        if (verb === "update" && (await access.get(id!)) === undefined)
           throw new ContractError("not_found", `work item ${id} not found`);
-        }
         if (verb === "add" && values.title === undefined)
           throw new ContractError(
             "invalid_args",
             "usage: ccmsg board add --title <t> [--priority p] …",
           );
-        const item = rules.upsertWorkItem(store, input(values, id));
+        const item = await access.upsert(input(values, id));
         print(values, { item }, () => workItemLine(item));
         return;
       }
       case "list": {
-        const list = listBoard(
-          store,
+        const list = await access.list(
           values.lane,
           values.limit === undefined ? undefined : Number(values.limit),
         );
@@ -80,7 +78,7 @@ export const board: Command = async (argv) => {
         const id = positionals[0];
         if (id === undefined)
           throw new ContractError("invalid_args", "usage: ccmsg board show <id>");
-        const item = new WorkItemsStore(store.db).get(id);
+        const item = await access.get(id);
         if (item === undefined) throw new ContractError("not_found", `work item ${id} not found`);
         print(values, { item }, () => `${workItemLine(item)}\n${JSON.stringify(item, null, 2)}`);
         return;
@@ -94,7 +92,7 @@ export const board: Command = async (argv) => {
             "invalid_args",
             "claim requires --owner (or run it inside a session)",
           );
-        const result = rules.claimWorkItem(store, {
+        const result = await access.claim({
           id: positionals[0],
           owner,
           as: values.as ?? (values.owner === undefined && sid !== undefined ? "agent" : undefined),
@@ -115,7 +113,7 @@ export const board: Command = async (argv) => {
             "invalid_args",
             `usage: ccmsg board move <id> <${LANES.join("|")}>`,
           );
-        const result = rules.moveWorkItem(store, id, lane);
+        const result = await access.move(id, lane);
         print(values, result, () => `moved ${workItemLine(result.item)}`);
         return;
       }
@@ -123,9 +121,35 @@ export const board: Command = async (argv) => {
         throw new ContractError("invalid_args", `usage: ${USAGE}`);
     }
   } finally {
-    store.close();
+    await access.close();
   }
 };
+
+/** What the board verbs need of a board, the instance's file or a team
+ * board in PostgreSQL (board-pg.ts): the same verbs, rules and output. */
+export interface BoardAccess {
+  get(id: string): Promise<WorkItem | undefined>;
+  upsert(input: WorkItemInput): Promise<WorkItem>;
+  list(lane: string | undefined, limit: number | undefined): Promise<BoardList>;
+  claim(args: ClaimArgs): Promise<ClaimResult>;
+  move(id: string, lane: string): Promise<{ moved: true; item: WorkItem }>;
+  close(): Promise<void>;
+}
+
+/** The instance's own board file (same busy rules as every writer: a 5 s
+ * wait, then STATE_STORE_BUSY). */
+async function fileBoard(path: string): Promise<BoardAccess> {
+  const store = openStateStore(path);
+  const rules = await import("../board/board.js");
+  return {
+    get: async (id) => new WorkItemsStore(store.db).get(id),
+    upsert: async (i) => rules.upsertWorkItem(store, i),
+    list: async (lane, limit) => listBoard(store, lane, limit),
+    claim: async (args) => rules.claimWorkItem(store, args),
+    move: async (id, lane) => rules.moveWorkItem(store, id, lane),
+    close: async () => store.close(),
+  };
+}
 
 /** The team board's URL (DR-0046): `--store`, else the config's `store`
  * unless `--db` names a file. */

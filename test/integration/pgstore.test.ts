@@ -291,6 +291,16 @@ describe("instances sharing a team board in PostgreSQL", () => {
     const viaConfig = await runCli(["board", "list", "--json"], homeB.env);
     expect(viaConfig.code, viaConfig.stderr).toBe(0);
     expect(JSON.parse(viaConfig.stdout).totalCount).toBe(2);
+    // Every board verb reaches the team board: claim, then show what it wrote.
+    const claimed = await runCli(
+      ["board", "claim", "cli-1", "--owner", "carol", "--as", "human", "--json"],
+      homeB.env,
+    );
+    expect(claimed.code, claimed.stderr).toBe(0);
+    expect(JSON.parse(claimed.stdout)).toMatchObject({ claimed: true, item: { owner: "carol" } });
+    await everyoneSees(has("cli-1", (i) => i.owner === "carol"));
+    const shown = await runCli(["board", "show", "cli-1", "--json"], homeB.env);
+    expect(JSON.parse(shown.stdout).item).toMatchObject({ owner: "carol", status: "running" });
     const health = await http(a.http, "GET", "/api/health");
     expect(health.body.stateDbPath).toMatch(/^postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:/);
     expect(JSON.stringify(health.body)).not.toContain("hunter2");
