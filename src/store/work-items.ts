@@ -2,7 +2,10 @@ import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
 import { isDoneStatus } from "../contract/ecc/lanes.js";
 import type { Db } from "./database.js";
 
-interface Row {
+/** A `work_items` row as both stores read it (the file's and the team
+ * board's, DR-0046); `M` is how the metadata arrives: JSON text from SQLite,
+ * already parsed from PostgreSQL's jsonb. */
+export interface WorkItemRow<M = string> {
   id: string;
   source: string;
   source_id: string | null;
@@ -13,12 +16,15 @@ interface Row {
   owner: string | null;
   repo_root: string | null;
   session_id: string | null;
-  metadata: string;
+  metadata: M;
   created_at: string;
   updated_at: string;
 }
 
-function toItem(r: Row): WorkItem {
+type Row = WorkItemRow;
+
+/** The row as a work item, its metadata through `parse`. */
+export function workItemOf<M>(r: WorkItemRow<M>, parse: (m: M) => unknown): WorkItem {
   return {
     id: r.id,
     source: r.source,
@@ -30,11 +36,13 @@ function toItem(r: Row): WorkItem {
     owner: r.owner,
     repoRoot: r.repo_root,
     sessionId: r.session_id,
-    metadata: JSON.parse(r.metadata) as unknown,
+    metadata: parse(r.metadata),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
 }
+
+const toItem = (r: Row): WorkItem => workItemOf(r, (m) => JSON.parse(m) as unknown);
 
 /** Counts of every status, over all items (never a window). */
 export interface StatusCounts {

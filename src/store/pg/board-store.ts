@@ -4,7 +4,7 @@ import { DONE_STATUSES, isDoneStatus, PRIORITIES, priorityRank } from "../../con
 import { type ContractError, contractError, STATE_STORE_BUSY } from "../../contract/errors.js";
 import type { CheckRun } from "../check-runs.js";
 import { BUSY_TIMEOUT_MS } from "../database.js";
-import type { StatusCounts } from "../work-items.js";
+import { type StatusCounts, type WorkItemRow, workItemOf } from "../work-items.js";
 import { migratePg } from "./migrations.js";
 import { redactUrl } from "./url.js";
 
@@ -21,39 +21,9 @@ function pgBusy(location: string, cause: unknown): ContractError {
   );
 }
 
-interface Row {
-  id: string;
-  source: string;
-  source_id: string | null;
-  title: string;
-  status: string;
-  priority: string | null;
-  url: string | null;
-  owner: string | null;
-  repo_root: string | null;
-  session_id: string | null;
-  metadata: unknown;
-  created_at: string;
-  updated_at: string;
-}
+type Row = WorkItemRow<unknown>;
 
-function toItem(r: Row): WorkItem {
-  return {
-    id: r.id,
-    source: r.source,
-    sourceId: r.source_id,
-    title: r.title,
-    status: r.status,
-    priority: r.priority,
-    url: r.url,
-    owner: r.owner,
-    repoRoot: r.repo_root,
-    sessionId: r.session_id,
-    metadata: r.metadata,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
+const toItem = (r: Row): WorkItem => workItemOf(r, (m) => m);
 
 /** `priorityRank` as a SQL expression, built from the function itself. */
 const RANK_SQL = `CASE lower(trim(coalesce(priority, ''))) ${PRIORITIES.map(
