@@ -56,18 +56,28 @@ export function SearchView(props: { q?: string; sid?: string; since?: string }) 
   const q = (props.q ?? "").trim();
   const { sid, since } = props;
 
+  /** The route's query as last seen, and the one this box last put there:
+   * neither the first look (the box starts from it) nor the echo of the
+   * box's own query may rewrite the box, where the person may have typed on
+   * since — effects run after paint, a keystroke can come first. */
+  const seen = useRef(q);
+  const pushed = useRef<string | undefined>(undefined);
+
   // The route changed from outside (back, a link): the box follows it.
   useEffect(() => {
-    setText((t) => (t.trim() === (props.q ?? "").trim() ? t : (props.q ?? "")));
-  }, [props.q]);
+    if (q === seen.current) return;
+    seen.current = q;
+    if (q === pushed.current) return;
+    setText((t) => (t.trim() === q ? t : (props.q ?? "")));
+  }, [q]);
 
   // Typing: the route (and address bar) follows the box once it is quiet.
   useEffect(() => {
     if (text.trim() === q) return;
-    const timer = setTimeout(
-      () => replace({ view: "search", q: text.trim(), sid, since }),
-      DEBOUNCE_MS,
-    );
+    const timer = setTimeout(() => {
+      pushed.current = text.trim();
+      replace({ view: "search", q: text.trim(), sid, since });
+    }, DEBOUNCE_MS);
     return () => clearTimeout(timer);
   }, [text, q, sid, since]);
 
