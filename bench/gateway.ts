@@ -260,7 +260,10 @@ export async function benchGateway() {
     };
     return result;
   } finally {
+    // The gateway first, so its last batch reaches a running instance.
+    const gwExit = new Promise((r) => gw.child.once("exit", r));
     gw.child.kill("SIGTERM");
+    await Promise.race([gwExit, new Promise((r) => setTimeout(r, 2000))]);
     bare.child.kill("SIGTERM");
     daemon.child.kill("SIGTERM");
     up.server.closeAllConnections();
