@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// A stand-in for the GitHub CLI: answers the calls ccmsg makes with recorded
-// `gh … --json` output (test/fixtures/gh, or the directory FAKE_GH_DIR
-// names), projected to the fields asked for as gh does, and fails the way gh
+// A stand-in for the GitHub CLI: answers the calls ccmsg makes with
+// `gh … --json` output in gh's own shapes (test/fixtures/gh, written from gh's
+// documented fields and casing — GitHub is not reachable from here to record
+// from — or the directory FAKE_GH_DIR names), projected to the fields asked for as gh does, and fails the way gh
 // fails (unknown field, not signed in, no such PR, HTTP 404). Run as `gh` on
 // PATH, or as `node fake-gh.mjs …` through ECC_GH_SHIM.
 //   FAKE_GH_LOG       append each call's arguments, one line per call
@@ -49,7 +50,7 @@ function read(name) {
   return JSON.parse(readFileSync(join(dir, name), "utf8"));
 }
 
-/** `--json a,b` over recorded objects, refusing a field they lack as gh does. */
+/** `--json a,b` over the fixture's objects, refusing a field they lack as gh does. */
 function project(list, fields) {
   const wanted = fields.split(",");
   const known = new Set(list.flatMap((o) => Object.keys(o)));
