@@ -1,5 +1,5 @@
 import { renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
+import { type FileHandle, open, rename, unlink, writeFile } from "node:fs/promises";
 
 /** Write a file whole or not at all: a temp file beside it, then a rename, so
  * a reader never sees half of it. The one place this is done. A write that
@@ -13,6 +13,23 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
     try {
       unlinkSync(tmp);
     } catch {}
+    throw error;
+  }
+}
+
+/** `writeFileAtomic` without blocking, for the instance's own paths. Two
+ * writes of one path at once are the caller's to serialise. */
+export async function writeFileAtomicAsync(
+  path: string,
+  data: string | Uint8Array,
+  mode = 0o600,
+): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(tmp, data, { mode });
+    await rename(tmp, path);
+  } catch (error) {
+    await unlink(tmp).catch(() => {});
     throw error;
   }
 }

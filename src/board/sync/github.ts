@@ -1,5 +1,6 @@
 import { checksState } from "../../contract/ecc/merge-queue.js";
 import { type ContractError, contractError } from "../../contract/errors.js";
+import { mapLimited } from "../../map-limited.js";
 import { ghSync } from "../../probes/github.js";
 import type { SyncResult } from "./apply.js";
 import type { SyncedItem } from "./merge.js";
@@ -208,20 +209,6 @@ function issueItem(repo: string, issue: Json): SyncedItem {
   };
 }
 
-/** Run `fn` over `xs`, at most `n` at a time. */
-async function pool<T, R>(xs: T[], n: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(xs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < xs.length) {
-      const i = next++;
-      out[i] = await fn(xs[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(n, xs.length) }, worker));
-  return out;
-}
-
 /**
  * Whether a closed PR's head commits reached its base: GitHub's compare of
  * `base...head` counts the head's commits the base lacks (`ahead_by`); the
@@ -340,7 +327,7 @@ export async function readGithub(o: GithubSyncOptions): Promise<SyncResult> {
   for (const b of missing.slice(MAX_VIEWS))
     retained.push({ id: b.id, reason: `not checked this run (at most ${MAX_VIEWS} per run)` });
   if (toView.length > 0) o.progress(`confirming ${toView.length} items missing from the lists`);
-  await pool(toView, PARALLEL, async (b) => {
+  await mapLimited(toView, PARALLEL, async (b) => {
     const kind = b.type === "pr" ? "pr" : "issue";
     try {
       const v = (await ghJson(o, [kind, "view", `${b.number}`, ...R, "--json", "state"])) as Json;
@@ -362,7 +349,7 @@ export async function readGithub(o: GithubSyncOptions): Promise<SyncResult> {
     .slice(0, SALVAGE_CANDIDATES);
   if (unmerged.length > 0)
     o.progress(`comparing ${unmerged.length} closed, unmerged pull requests with their base`);
-  const salvage = (await pool(unmerged, PARALLEL, (p) => salvageOf(o, repo, p))).filter(
+  const salvage = (await mapLimited(unmerged, PARALLEL, (p) => salvageOf(o, repo, p))).filter(
     (s): s is SalvagePullRequest => s !== undefined,
   );
 

@@ -4,6 +4,7 @@ import { basename, dirname, isAbsolute } from "node:path";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import type { DirEntry } from "../../contract/files.js";
 import { utf8Length } from "../../contract/frames.js";
+import { mapLimited } from "../../map-limited.js";
 import {
   entriesPath,
   errnoRefusal,
@@ -47,19 +48,6 @@ async function withDir<T>(real: string, use: (via: string) => Promise<T>): Promi
   } finally {
     await opened.fh.close();
   }
-}
-
-async function mapLimited<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 /** One entry as a listing shows it: what it is, not what it points at. */

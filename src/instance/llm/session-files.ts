@@ -1,8 +1,8 @@
-import { mkdir, rename, unlink, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { SessionLlm } from "../../gateway/session-file.js";
-import { sessionLlmDir } from "../../gateway/session-file.js";
+import { writeFileAtomicAsync } from "../../atomic-write.js";
+import { type SessionLlm, sessionLlmDir } from "../../gateway/session-file.js";
 
 /** A session's file is rewritten at most this often. */
 const WRITE_EVERY_MS = 250;
@@ -47,16 +47,9 @@ export class SessionFiles {
     }
   }
 
-  private async write(sid: string): Promise<void> {
+  private write(sid: string): Promise<void> {
     const path = join(this.dir, `${sid}.json`);
-    const tmp = `${path}.${process.pid}.tmp`;
-    try {
-      await writeFile(tmp, `${JSON.stringify(this.snapshot(sid))}\n`, { mode: 0o600 });
-      await rename(tmp, path);
-    } catch (error) {
-      await unlink(tmp).catch(() => {});
-      throw error;
-    }
+    return writeFileAtomicAsync(path, `${JSON.stringify(this.snapshot(sid))}\n`);
   }
 
   close(): void {
