@@ -16,6 +16,7 @@ import type { Capability, Role } from "../contract/identifiers.js";
 import { OP_SCHEMAS, type OpRequest, type OpResult } from "../contract/schemas.js";
 import { argRuleViolations, isValid, validationErrors } from "../contract/validate.js";
 import { isDamagedError } from "../store/database.js";
+import type { Forwarder } from "./mesh/forward.js";
 import type { Connection, InboundHandler } from "./wire/connection.js";
 
 /** What a handler of `op` is told. `caller` is narrowed by the op's row (a
@@ -44,6 +45,8 @@ interface Admitted {
   attrs: OpAttributes;
   frame: Record<string, unknown>;
   requestId: string;
+  /** Stage 6 decided another instance answers it (DR-0048). */
+  forwardTo?: string;
 }
 
 /**
@@ -59,6 +62,8 @@ export class Dispatcher implements InboundHandler {
   private stopping = false;
   /** A connection's greeting still settling, which its later frames wait for. */
   private readonly greetings = new WeakMap<Connection, Promise<void>>();
+  /** Stage 6 over the mesh; without it every op is answered here. */
+  private forwarder: Forwarder | undefined;
 
   constructor(
     private readonly instanceId: string,
@@ -93,6 +98,12 @@ export class Dispatcher implements InboundHandler {
         msg: "frame exceeds MAX_FRAME_BYTES (1048576 bytes)",
       }),
     );
+  }
+
+  /** Forward instance-local ops addressed elsewhere through `forwarder`
+   * from now on (stage 6, DR-0048). */
+  forwardWith(forwarder: Forwarder): void {
+    this.forwarder = forwarder;
   }
 
   /** Refuse new requests from now on (a graceful stop). */
@@ -184,7 +195,16 @@ export class Dispatcher implements InboundHandler {
     // 3–5. a settled identity, a role the row admits, a capability this instance has
     const refused = gateRefusal(op, attrs, conn.identity?.role, this.capabilities);
     if (refused !== undefined) return refused;
-    // 6. forward an instance-local op addressed elsewhere (no mesh links yet)
+    // 6. an instance-local op whose subject (or to_instance) is elsewhere
+    const route =
+      this.forwarder !== undefined ? this.forwarder.route(op, f) : this.unlinked(attrs, f);
+    if (route !== undefined && "code" in route) return route;
+    return { op, attrs, frame: f, requestId, forwardTo: route?.to };
+  }
+
+  /** Stage 6 without a mesh: an op addressed to another instance cannot get
+   * there. */
+  private unlinked(attrs: OpAttributes, f: Record<string, unknown>): ErrorBody | undefined {
     if (
       attrs.locality === "instance-local" &&
       typeof f.to_instance === "string" &&
@@ -192,15 +212,23 @@ export class Dispatcher implements InboundHandler {
     ) {
       return { code: "instance_unreachable", msg: `no link to instance ${f.to_instance}` };
     }
-    return { op, attrs, frame: f, requestId };
+    return undefined;
   }
 
-  /** Stage 7: the implementation; a failure that is not the caller's becomes
-   * internal_error with a log line, never a crash. */
-  private async run(conn: Connection, { op, attrs, frame, requestId }: Admitted): Promise<void> {
+  /** Stage 7: the implementation — or, for a forwarded op, the owner's reply;
+   * a failure that is not the caller's becomes internal_error with a log
+   * line, never a crash. */
+  private async run(
+    conn: Connection,
+    { op, attrs, frame, requestId, forwardTo }: Admitted,
+  ): Promise<void> {
     const fail = (error: ErrorBody) => conn.send(encodeFailure(requestId, error));
     if (this.stopping) return fail({ code: "internal_error", msg: "instance is shutting down" });
-    const handler = this.handlers[op] as Handler<OpName> | undefined;
+    const forwarder = forwardTo === undefined ? undefined : this.forwarder;
+    const handler: Handler<OpName> | undefined =
+      forwarder !== undefined
+        ? () => forwarder.forward(forwardTo!, frame, forwarder.callerOf(conn, frame)) as never
+        : (this.handlers[op] as Handler<OpName> | undefined);
     if (handler === undefined) {
       return fail({ code: "internal_error", msg: `${op}: not implemented in this build` });
     }

@@ -31,6 +31,8 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
+import { type Across, noMesh, workAcross } from "./mesh/across.js";
+import type { MeshPort } from "./mesh/port.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
 import { ReservationSweeper } from "./reservation-sweeper.js";
@@ -76,6 +78,8 @@ export interface EngineInputs {
   shutdown(reason: string): void;
   /** Person authentication, once HTTP is bound. */
   people(): PersonAuth | undefined;
+  /** The mesh (absent: no peers, nothing is forwarded or relayed). */
+  mesh?: MeshPort;
 }
 
 export interface Engines {
@@ -106,6 +110,8 @@ export interface Engines {
   connections: Set<Connection>;
   /** ccmsg's config as read at start. */
   config: CcmsgConfig;
+  /** Forwarding and the relay over the mesh (DR-0048). */
+  across: Across;
 }
 
 /**
@@ -167,6 +173,13 @@ export function buildEngines(input: EngineInputs): Engines {
   });
   const sandbox = new SandboxGrants(() => clock.now());
   const connections = new Set<Connection>();
+  // After every topic is registered: the relay passes on only what this
+  // build serves.
+  const mesh = input.mesh ?? noMesh(id, input.self);
+  const across = workAcross({ mesh, hub, sessions, clock, log });
+  messaging.candidatesElsewhere((row, local) =>
+    across.forwarder.candidates(row.repo_root ?? row.cwd, row.sid, local),
+  );
   const services: Services = {
     instanceId: id,
     version: VERSION,
@@ -190,6 +203,7 @@ export function buildEngines(input: EngineInputs): Engines {
     now: () => clock.now(),
     people: input.people,
     self: input.self,
+    forwarder: across.forwarder,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
     shutdown: input.shutdown,
@@ -204,6 +218,7 @@ export function buildEngines(input: EngineInputs): Engines {
     },
     adminHandlers(services),
   );
+  dispatcher.forwardWith(across.forwarder);
   const runner = new MutationRunner(undefined);
   // The interval syncs write the instance's own board, not a team board.
   const boardSync = input.team
@@ -240,6 +255,7 @@ export function buildEngines(input: EngineInputs): Engines {
     webhook: llm.webhook,
     expire: () => {
       sessions.expire();
+      across.relay.expire();
       llm.requests.expire();
       llm.due();
     },
@@ -247,6 +263,7 @@ export function buildEngines(input: EngineInputs): Engines {
     boardSync,
     dispatcher,
     connections,
+    across,
   };
 }
 

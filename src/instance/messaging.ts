@@ -9,7 +9,7 @@ import type {
   MessageSendResult,
   Notification,
 } from "../contract/messaging.js";
-import { lostStateOf } from "../contract/peers.js";
+import { type CandidateSession, type LastLiveSession, lostStateOf } from "../contract/peers.js";
 import type { InboxStore } from "../store/inbox.js";
 import type { Clock } from "./clock.js";
 import { DirectRoute, type DirectSetup } from "./direct-route.js";
@@ -41,6 +41,10 @@ export class Messaging {
   /** Sids that got new held messages while an offer was in progress. */
   private readonly offerAgain = new Set<Sid>();
   private readonly handOvers = new HandOvers();
+  /** Adds candidates live on other instances (the mesh's rows). */
+  private elsewhere:
+    | ((row: LastLiveSession, local: CandidateSession[]) => CandidateSession[])
+    | undefined;
   /** Route (a): straight into the recipient's harness. */
   readonly direct: DirectRoute;
 
@@ -144,6 +148,13 @@ export class Messaging {
     if (holder !== undefined && this.handOvers.mode(holder) === "wait") this.hub.supersede(holder);
   }
 
+  /** Offer sessions live on other instances as candidates too. */
+  candidatesElsewhere(
+    add: (row: LastLiveSession, local: CandidateSession[]) => CandidateSession[],
+  ): void {
+    this.elsewhere = add;
+  }
+
   /** Tell `observer` of every message and notification from now on. */
   observe(observer: MessagingObserver): void {
     this.observer = observer;
@@ -197,7 +208,10 @@ export class Messaging {
     }
     const state = lostStateOf(target.row);
     const result = await this.hold(to, counter, message, state);
-    if (result.reason === state) result.candidates = this.sessions.candidates(target.row);
+    if (result.reason === state) {
+      const local = this.sessions.candidates(target.row);
+      result.candidates = this.elsewhere?.(target.row, local) ?? local;
+    }
     return result;
   }
 

@@ -21,6 +21,16 @@ export type ValueProvider = (param: string | undefined, budget: number) => unkno
 /** Provides the snapshot of an element/append topic for one subscriber. */
 export type SnapshotProvider = (conn: Connection, param: string | undefined) => unknown;
 
+/** The values peers sent for the `per_instance_whole` topics (contract
+ * §8.1 relay), as the hub reads them. */
+export interface RelayedValues {
+  /** Each peer's latest value of topic `name`: [instance, data JSON]. */
+  held(name: string): Iterable<readonly [string, string]>;
+  /** Whether `conn` is a mesh link: a link gets only this instance's own
+   * frames, never another's passed on (DR-0048). */
+  isLink(conn: Connection): boolean;
+}
+
 /** How an inbox hand-over ended (see `deliverInbox`). */
 export type InboxDelivery = "accepted" | "stalled" | "none";
 
@@ -34,7 +44,9 @@ interface Subscriber {
   /** Topic names it holds. */
   readonly topics: Set<string>;
   /** The last value frame sent per value topic, for suppression: a value equal
-   * to the last one sent is not sent again (the snapshot counts as sent). */
+   * to the last one sent is not sent again (the snapshot counts as sent).
+   * Keyed by name for this instance's own value, by `valueKey(name,
+   * instance)` for a peer's relayed one. */
   readonly lastValues: Map<string, string>;
 }
 
@@ -63,6 +75,7 @@ export class TopicHub {
   private readonly heldListeners: ((name: string, count: number) => void)[] = [];
   private readonly values: Partial<Record<TopicKind, ValueProvider>> = {};
   private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>> = {};
+  private relayed: RelayedValues | undefined;
   private readonly dirty = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private lastFlushAt = 0;
@@ -82,6 +95,47 @@ export class TopicHub {
   /** Serve an element/append topic kind: its snapshot per subscriber. */
   provideSnapshot(kind: TopicKind, provider: SnapshotProvider): void {
     this.snapshots[kind] = provider;
+  }
+
+  /** Pass the peers' values of `per_instance_whole` topics to subscribers:
+   * one frame per instance after the snapshot, then `relayedChanged`. */
+  relayFrom(values: RelayedValues): void {
+    this.relayed = values;
+  }
+
+  /** A peer's value of topic `name` changed: its subscribers get it through
+   * the same egress as local values (folded per topic × instance, paced). */
+  relayedChanged(name: string, instance: string, dataJson: string): void {
+    const set = this.subscribers.get(name);
+    if (set === undefined || this.relayed === undefined) return;
+    const line = this.frameLine(name, dataJson, false, instance);
+    if (line === undefined) return;
+    for (const conn of set) {
+      const sub = this.held.get(conn);
+      if (sub === undefined || this.relayed.isLink(conn)) continue;
+      this.sendRelayed(conn, sub, name, instance, line, false);
+    }
+  }
+
+  private sendRelayed(
+    conn: Connection,
+    sub: Subscriber,
+    name: string,
+    instance: string,
+    line: string,
+    first: boolean,
+  ): void {
+    const key = this.valueKey(name, instance);
+    if (!first && sub.lastValues.get(key) === line) return;
+    sub.lastValues.set(key, line);
+    conn.outbound.value(key, line, first);
+  }
+
+  /** Subscribers of `name` that are not mesh links. */
+  localHolders(name: string): number {
+    let n = 0;
+    for (const conn of this.subscribers.get(name) ?? []) if (!this.relayed?.isLink(conn)) n++;
+    return n;
   }
 
   /** Whether this build can serve a topic kind at all. */
@@ -130,6 +184,13 @@ export class TopicHub {
       if (delta === undefined || line === undefined) return;
       sub.lastValues.set(name, delta);
       conn.outbound.value(this.valueKey(name), line, true);
+      // Then each peer's value, as it sent it, `instance` kept (§8.1).
+      if (granularity === "per_instance_whole" && this.relayed && !this.relayed.isLink(conn)) {
+        for (const [instance, json] of this.relayed.held(name)) {
+          const relayed = this.frameLine(name, json, false, instance);
+          if (relayed !== undefined) this.sendRelayed(conn, sub, name, instance, relayed, true);
+        }
+      }
       return;
     }
     const data = this.snapshots[kind]!(conn, param);
@@ -163,6 +224,11 @@ export class TopicHub {
     sub?.topics.delete(name);
     sub?.lastValues.delete(name);
     conn.outbound.forget(this.valueKey(name));
+    for (const key of sub?.lastValues.keys() ?? []) {
+      if (!key.startsWith(`${name}\u0000`)) continue;
+      sub?.lastValues.delete(key);
+      conn.outbound.forget(key);
+    }
     const identity = conn.identity;
     if (name === "inbox" && identity?.role === "session") {
       if (this.inboxHolders.get(identity.sid) === conn) this.inboxHolders.delete(identity.sid);
@@ -387,13 +453,18 @@ export class TopicHub {
     return this.subscribers.get(name)?.size ?? 0;
   }
 
-  private valueKey(name: string): string {
-    return `${name}\u0000${this.instanceId}`;
+  private valueKey(name: string, instance = this.instanceId): string {
+    return `${name}\u0000${instance}`;
   }
 
   /** A frame line, or undefined (logged) when it would exceed MAX_FRAME_BYTES. */
-  private frameLine(name: string, dataJson: string, snapshot: boolean): string | undefined {
-    const line = encodeTopicFrame(name, this.instanceId, dataJson, snapshot);
+  private frameLine(
+    name: string,
+    dataJson: string,
+    snapshot: boolean,
+    instance = this.instanceId,
+  ): string | undefined {
+    const line = encodeTopicFrame(name, instance, dataJson, snapshot);
     if (line === undefined) this.tooLarge(name, 1, utf8Length(dataJson));
     return line;
   }

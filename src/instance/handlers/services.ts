@@ -5,6 +5,7 @@ import type { PersonAuth } from "../auth/person-auth.js";
 import type { Kv } from "../kv.js";
 import type { LlmQuota } from "../llm/quota.js";
 import type { LlmUsage } from "../llm/usage.js";
+import type { Forwarder } from "../mesh/forward.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
 import type { SandboxGrants } from "../sandbox/grants.js";
@@ -50,6 +51,8 @@ export interface Services {
   /** Person authentication, once the HTTP listener is bound (its endpoint
    * is the passkeys' origin); undefined without one. */
   people(): PersonAuth | undefined;
+  /** Carries `message_send` to the instance owning its addressee (§7.7). */
+  forwarder?: Forwarder;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
   clientCount(): number;

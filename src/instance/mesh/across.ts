@@ -1,0 +1,56 @@
+import type { Logger } from "pino";
+import { contractError } from "../../contract/errors.js";
+import type { InstanceInfo } from "../../contract/peers.js";
+import type { Clock } from "../clock.js";
+import type { Sessions } from "../sessions.js";
+import type { TopicHub } from "../topic-hub.js";
+import { Forwarder } from "./forward.js";
+import { OwnerIndex } from "./owners.js";
+import type { MeshPort } from "./port.js";
+import { MeshRelay } from "./relay.js";
+
+/** What works across instances (DR-0048), built on the port. */
+export interface Across {
+  forwarder: Forwarder;
+  relay: MeshRelay;
+}
+
+/**
+ * Wire forwarding and the relay onto a mesh port: the owner index fed by the
+ * relay, and what stage 6 of dispatch (`Dispatcher.forwardWith`) and
+ * `message_send`'s first step ask. Call once every engine has registered
+ * the topics it serves.
+ */
+export function workAcross(deps: {
+  mesh: MeshPort;
+  hub: TopicHub;
+  sessions: Sessions;
+  clock: Clock;
+  log: Logger;
+}): Across {
+  const owners = new OwnerIndex();
+  const forwarder = new Forwarder(deps.mesh, owners, {
+    localState: (sid) => deps.sessions.lookup(sid)?.kind,
+  });
+  const relay = new MeshRelay(deps.mesh, deps.hub, owners, deps.clock, deps.log);
+  return { forwarder, relay };
+}
+
+/** The port of an instance with no peers configured: nothing is linked, so
+ * every op addressed elsewhere is `instance_unreachable`. */
+export function noMesh(id: string, self: () => InstanceInfo): MeshPort {
+  return {
+    id,
+    configured: false,
+    instances: () => [self()],
+    linked: () => [],
+    anyUnreachable: () => false,
+    peerOf: () => undefined,
+    request: (to) =>
+      Promise.reject(contractError("instance_unreachable", `no link to instance ${to}`)),
+    relay: () => () => {},
+    send: () => false,
+    onFrame: () => {},
+    onLink: () => {},
+  };
+}
