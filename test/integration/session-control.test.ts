@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SESSION_VARIABLES } from "../../src/harness/launch.js";
-import { processStatus } from "../../src/probes/process.js";
 import { requiredPath } from "../helpers/env.js";
+import { fakeHarness } from "../helpers/harness-process.js";
 import {
   isolatedHome,
   ROOT,
@@ -15,87 +14,13 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
-import { procStartOf, writeSessionFile } from "../helpers/state-file.js";
 
 // Issue 10, item 6: controls that act on a session's harness process —
 // session_kill (and `ccmsg session stop`), session_env_read, session_rename,
 // `ccmsg session resume` — against real processes standing in for Claude Code,
 // found through the state files Claude Code writes (harness.md §5.1).
 
-const children = new Set<ChildProcess>();
-afterAll(() => {
-  for (const c of children) c.kill("SIGKILL");
-});
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
-
-/** Stands in for Claude Code: prints each SIGINT/SIGTERM it gets, exits on
- * the ones it does not ignore, and answers "ping" on its IPC channel. */
-const FAKE_HARNESS = `
-const ignore = (process.argv[1] || "").split(",");
-for (const s of ["SIGINT", "SIGTERM"])
-  process.on(s, () => { process.stdout.write(s + "\\n"); if (!ignore.includes(s)) process.exit(0); });
-process.on("message", () => process.send("pong"));
-setInterval(() => {}, 1e9);
-`;
-
-interface FakeHarness {
-  pid: number;
-  procStart: string;
-  /** Signal names it received so far. */
-  signals(): string[];
-  /** Resolves with its exit signal or code. */
-  exited: Promise<string>;
-  /** A round trip on its IPC channel: whatever was sent before has arrived. */
-  ping(): Promise<void>;
-  alive(): Promise<boolean>;
-}
-
-async function fakeHarness(
-  configDir: string,
-  sid: string,
-  options: { ignore?: string[]; fields?: Record<string, unknown>; env?: NodeJS.ProcessEnv } = {},
-): Promise<FakeHarness> {
-  const child = spawn(process.execPath, ["-e", FAKE_HARNESS, (options.ignore ?? []).join(",")], {
-    stdio: ["ignore", "pipe", "ignore", "ipc"],
-    env: { PATH: process.env.PATH, ...options.env },
-  });
-  children.add(child);
-  await new Promise((r) => child.once("spawn", r));
-  let out = "";
-  child.stdout!.on("data", (c: Buffer) => {
-    out += c.toString();
-  });
-  const exited = new Promise<string>((r) =>
-    child.once("exit", (code, signal) => {
-      children.delete(child);
-      r(signal ?? `exit ${code}`);
-    }),
-  );
-  // Its handlers are installed once it answers.
-  const ping = () =>
-    new Promise<void>((r) => {
-      child.once("message", () => r());
-      child.send("ping");
-    });
-  await ping();
-  const pid = child.pid!;
-  const procStart = await procStartOf(pid);
-  writeSessionFile(configDir, {
-    pid,
-    sessionId: sid,
-    procStart,
-    cwd: configDir,
-    ...options.fields,
-  });
-  return {
-    pid,
-    procStart,
-    signals: () => out.split("\n").filter((l) => l !== ""),
-    exited,
-    ping,
-    alive: async () => (await processStatus(pid)).alive,
-  };
-}
 
 /** A fake `tmux` on PATH that logs each call's argv (one JSON array a line)
  * and prints `ccmsg:3 %42` as a new window and its pane; `fail` makes every call fail as tmux does
