@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { MAX_FRAME_BYTES, PROTOCOL_VERSION } from "../../contract/constants.js";
 import type { Identity } from "../../contract/envelope.js";
 import { ContractError, contractError } from "../../contract/errors.js";
-import { encodeFailure, fitsFrame } from "../../contract/frames.js";
+import { encodeFailure, encodeRequest, fitsFrame } from "../../contract/frames.js";
 import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import { normalizeEndpoint, type PeerRow, writePeersFileAsync } from "../../mesh-config.js";
@@ -172,7 +172,10 @@ export class Mesh implements MeshPort {
   private readonly timers: MeshTimers;
   private readonly handshakeMs: number;
   private endpoint_: string | undefined;
-  private inert_: string | undefined = "the instance has not bound its HTTP listener yet";
+  /** Until HTTP is bound (`startOn`), and for good without an HTTP listener:
+   * peers dial `<endpoint>ws`. */
+  private inert_: string | undefined =
+    "no HTTP listener (an instance started with --http off is in no mesh)";
   private readonly host = hostname() || "localhost";
   private readonly peers = new Map<string, Peer>();
   private fileRows: PeerRow[];
@@ -211,6 +214,12 @@ export class Mesh implements MeshPort {
       frame: (conn, line) => this.frame(conn, line),
       oversized: (conn) => this.oversized(conn),
     };
+  }
+
+  /** Begin once HTTP is bound (at `bound`, `host:port`), or stay inert
+   * without it: the endpoint is `http.endpoint`, else the bound base URL. */
+  startOn(bound: string, configured: string | undefined): void {
+    this.start(ownEndpoint(configured, bound));
   }
 
   /** Begin with this instance's endpoint (dialing every peer), or stay inert
@@ -837,9 +846,7 @@ export class Mesh implements MeshPort {
         this.outFail(out, `closed (code ${dialed.closeCode() ?? "none"}) before the ack`),
       );
       conn.send(
-        JSON.stringify({
-          op: "hello",
-          request_id: HELLO_RID,
+        encodeRequest("hello", HELLO_RID, {
           role: "instance",
           protocol_version: PROTOCOL_VERSION,
           client_version: VERSION,
@@ -1036,7 +1043,8 @@ export class Mesh implements MeshPort {
     timeoutMs = REQUEST_TIMEOUT_MS,
   ): Promise<LinkReply> {
     const requestId = `m${++this.counter}`;
-    const line = JSON.stringify({ ...frame, request_id: requestId });
+    const { op, ...args } = frame;
+    const line = encodeRequest(String(op), requestId, args);
     if (!fitsFrame(line))
       return Promise.reject(
         contractError(
@@ -1102,4 +1110,28 @@ export function ownEndpoint(configured: string | undefined, bound: string): stri
   if (host === "0.0.0.0") host = "127.0.0.1";
   if (host === "[::]") host = "[::1]";
   return normalizeEndpoint(`http://${host}:${bound.slice(colon + 1)}/`);
+}
+
+/** The mesh's test hooks (read only with `--test-hooks`): shorter timers, and
+ * `CCMSG_TEST_MESH_DIAL` = `{"<endpoint>": "host:port"}`, where to open the
+ * TCP connection for a peer's endpoint (a proxy in between). */
+export function meshTestHooks(env: Record<string, string | undefined>): {
+  timers: Partial<MeshTimers>;
+  dial?: Record<string, string>;
+} {
+  const ms = (name: string) => {
+    const v = Number(env[name]);
+    return Number.isFinite(v) && v > 0 ? v : undefined;
+  };
+  const timers: Partial<MeshTimers> = {};
+  const heartbeatMs = ms("CCMSG_TEST_MESH_HEARTBEAT_MS");
+  const deadMs = ms("CCMSG_TEST_MESH_DEAD_MS");
+  const backoffMs = ms("CCMSG_TEST_MESH_BACKOFF_MS");
+  if (heartbeatMs !== undefined) timers.heartbeatMs = heartbeatMs;
+  if (deadMs !== undefined) timers.deadMs = deadMs;
+  if (backoffMs !== undefined) timers.backoffMs = backoffMs;
+  let dial: Record<string, string> | undefined;
+  if (env.CCMSG_TEST_MESH_DIAL)
+    dial = JSON.parse(env.CCMSG_TEST_MESH_DIAL) as Record<string, string>;
+  return dial === undefined ? { timers } : { timers, dial };
 }
