@@ -113,7 +113,11 @@ async function oneWay(from: Client, to: Listener, n: number) {
     await reply;
     if (i >= 100) samples.push(us); // the first 100 warm up
   }
-  return { messages: samples.length, p50_us: round(median(samples)), p99_us: round(percentile(samples, 99)) };
+  return {
+    messages: samples.length,
+    p50_us: round(median(samples)),
+    p99_us: round(percentile(samples, 99)),
+  };
 }
 
 interface Listener {

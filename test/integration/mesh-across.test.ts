@@ -55,14 +55,21 @@ async function person(inst: TestInstance) {
   return p;
 }
 
-/** A frame from `inst` on the watcher's `peers` saying `sid` is in `list`. */
-function shows(inst: TestInstance, sid: string, list: "peers" | "last_live", state?: string) {
+/** A frame from `inst` on the watcher's `peers` listing `sid` (or every one
+ * of several) in `list`. */
+function shows(
+  inst: TestInstance,
+  sid: string | string[],
+  list: "peers" | "last_live",
+  state?: string,
+) {
+  const sids = typeof sid === "string" ? [sid] : sid;
   return watcher.next((f) => {
     if (f.topic !== "peers" || f.instance !== inst.id) return false;
-    const row = (f.data as PeersData)[list].find((r) => r.sid === sid) as
-      | { state?: string }
-      | undefined;
-    return row !== undefined && (state === undefined || row.state === state);
+    const rows = (f.data as PeersData)[list] as { sid: string; state?: string }[];
+    return sids.every((s) =>
+      rows.some((r) => r.sid === s && (state === undefined || r.state === state)),
+    );
   });
 }
 
@@ -112,7 +119,7 @@ describe("across instances", () => {
     const place = { repo_root: "/src/widgets", cwd: "/src/widgets-c", ws: "widgets-c" };
     const c = await session(C, sc, { ...place, cwd: "/src/widgets-1", ws: "w1" });
     await session(C, near, place);
-    await Promise.all([shows(C, sc, "peers"), shows(C, near, "peers")]);
+    await shows(C, [sc, near], "peers");
     expect(await a.call("message_send", { to: sc, text: "one" })).toEqual({
       delivered: false,
       reason: "preparing",

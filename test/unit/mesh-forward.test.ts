@@ -49,6 +49,7 @@ function mesh(cHandlers: Handlers, localHere: Record<string, "live" | "lost"> = 
   };
   const onA = new Dispatcher(A, local, new Set(), silent, () => {});
   onA.forwardWith(forwarder);
+  onA.linkedBy((conn) => port.peerOf(conn));
   return { port, owners, forwarder, onA, calls, record };
 }
 

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
-import type { InstanceInfo } from "../../contract/peers.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import type { Kv } from "../kv.js";
 import type { LlmQuota } from "../llm/quota.js";
 import type { LlmUsage } from "../llm/usage.js";
 import type { Forwarder } from "../mesh/forward.js";
+import type { Mesh } from "../mesh/mesh.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
 import type { SandboxGrants } from "../sandbox/grants.js";
@@ -51,10 +51,11 @@ export interface Services {
   /** Person authentication, once the HTTP listener is bound (its endpoint
    * is the passkeys' origin); undefined without one. */
   people(): PersonAuth | undefined;
+  /** The mesh's links (a MeshPort, plus the handshake's and the
+   * administrative frames' side; DR-0047). */
+  mesh: Mesh;
   /** Carries `message_send` to the instance owning its addressee (§7.7). */
   forwarder?: Forwarder;
-  /** This instance as `InstanceInfo` (itself, reachable). */
-  self(): InstanceInfo;
   clientCount(): number;
   httpAddresses(): string[];
   /** Begin a graceful stop (after the current reply is written). */

@@ -1,6 +1,4 @@
 import type { Logger } from "pino";
-import { contractError } from "../../contract/errors.js";
-import type { InstanceInfo } from "../../contract/peers.js";
 import type { Clock } from "../clock.js";
 import type { Sessions } from "../sessions.js";
 import type { TopicHub } from "../topic-hub.js";
@@ -34,23 +32,4 @@ export function workAcross(deps: {
   });
   const relay = new MeshRelay(deps.mesh, deps.hub, owners, deps.clock, deps.log);
   return { forwarder, relay };
-}
-
-/** The port of an instance with no peers configured: nothing is linked, so
- * every op addressed elsewhere is `instance_unreachable`. */
-export function noMesh(id: string, self: () => InstanceInfo): MeshPort {
-  return {
-    id,
-    configured: false,
-    instances: () => [self()],
-    linked: () => [],
-    anyUnreachable: () => false,
-    peerOf: () => undefined,
-    request: (to) =>
-      Promise.reject(contractError("instance_unreachable", `no link to instance ${to}`)),
-    relay: () => () => {},
-    send: () => false,
-    onFrame: () => {},
-    onLink: () => {},
-  };
 }

@@ -7,7 +7,6 @@ import { SID_PATTERN } from "../../contract/identifiers.js";
 import type { MessageSendResult } from "../../contract/messaging.js";
 import type { CandidateSession } from "../../contract/peers.js";
 import { OP_SCHEMAS } from "../../contract/schemas.js";
-import type { Connection } from "../wire/connection.js";
 import type { OwnerIndex } from "./owners.js";
 import type { MeshPort } from "./port.js";
 
@@ -113,13 +112,6 @@ export class Forwarder {
     const reply = await this.mesh.request(to, this.envelope(frame, caller), FORWARD_TIMEOUT_MS);
     if (reply.ok) return (reply.result ?? {}) as object;
     throw contractError(reply.error.code, reply.error.msg);
-  }
-
-  /** The identity a request acts for: its `caller` when it arrived on a
-   * verified link (a peer forwarding it), else the connection's own. */
-  callerOf(conn: Connection, frame: Envelope): Identity | undefined {
-    if (this.mesh.peerOf(conn) === undefined) return conn.identity;
-    return frame.caller as Identity | undefined;
   }
 
   /** The frame as it leaves: the port assigns its own request_id. */

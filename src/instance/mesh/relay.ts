@@ -64,8 +64,6 @@ export class MeshRelay {
     mesh.onLink((peer, up) => {
       if (up) this.downSince.delete(peer);
       else this.downSince.set(peer, clock.now());
-      // This instance's own `instances` row changed reachability.
-      hub.invalidate("peers");
     });
     // The 7-day discard needs no precision: look once an hour.
     this.sweep = setInterval(() => this.expire(), 3_600_000);
@@ -73,7 +71,9 @@ export class MeshRelay {
   }
 
   private start(topic: string): void {
-    if (this.running.has(topic) || !this.mesh.configured) return;
+    // Held from the start: the port subscribes on each link as it comes up
+    // (with no peers, never).
+    if (this.running.has(topic)) return;
     this.running.set(
       topic,
       this.mesh.relay(topic, RELAY_CALLER, (peer, frame) => this.take(peer, frame)),
