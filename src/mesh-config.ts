@@ -61,6 +61,7 @@ export function checkRows(
 ): PeerRow[] {
   if (!Array.isArray(value)) throw bad(at, "must be an array of {id?, endpoint}");
   const seen = new Map<string, number>();
+  const ids = new Map<string, number>();
   return value.map((row: unknown, i: number) => {
     const here = `${at}[${i}]`;
     if (typeof row !== "object" || row === null || Array.isArray(row))
@@ -80,6 +81,9 @@ export function checkRows(
     seen.set(endpoint, i);
     if (r.id !== undefined && (typeof r.id !== "string" || !ID.test(r.id)))
       throw bad(`${here}.id`, "must be an instance id (32 lower-case hex digits)");
+    if (r.id !== undefined && ids.has(r.id as string))
+      throw bad(`${here}.id`, `${r.id} is already listed at ${at}[${ids.get(r.id as string)}]`);
+    if (r.id !== undefined) ids.set(r.id as string, i);
     return r.id === undefined ? { endpoint } : { endpoint, id: r.id as string };
   });
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultStateDir, isolatedHome, runCli, startInstance } from "../helpers/instance.js";
 import { freePort } from "../helpers/mesh.js";
+import { Peer } from "../helpers/peer.js";
 
 // `ccmsg mesh add|list|remove`, with and without a running instance, and the
 // config's `mesh.endpoints` list (DR-0047).
@@ -74,7 +75,8 @@ describe("ccmsg mesh", () => {
     const [a, b] = [`http://127.0.0.1:${portA}/`, `http://127.0.0.1:${portB}/`];
     const homeA = isolatedHome();
     // The same list on every host: A finds itself in it by its endpoint.
-    writeConfig(homeA.env, { mesh: { endpoints: [{ endpoint: a }, { endpoint: b }] } });
+    const asleep = { endpoint: "http://127.0.0.1:9/", id: "c".repeat(32) };
+    writeConfig(homeA.env, { mesh: { endpoints: [{ endpoint: a }, { endpoint: b }, asleep] } });
     const instA = await startInstance({ env: homeA.env, args: ["--http", `127.0.0.1:${portA}`] });
     const instB = await startInstance({ args: ["--http", `127.0.0.1:${portB}`] });
     const envA = { ...instA.env, CCMSG_STATE_DIR: instA.stateDir };
@@ -84,7 +86,24 @@ describe("ccmsg mesh", () => {
       peers: { endpoint: string; source: string; reachable: boolean }[];
     };
     expect(listA.self.endpoint).toBe(a);
-    expect(listA.peers.map((p) => [p.endpoint, p.source])).toEqual([[b, "config"]]);
+    expect(listA.peers.map((p) => [p.endpoint, p.source])).toEqual([
+      [b, "config"],
+      [asleep.endpoint, "config"],
+    ]);
+    // hello.instances: no id before a handshake, whatever the row states.
+    const peer = await Peer.unix(instA.socket);
+    const hello = (await peer.request("hello", {
+      role: "user",
+      protocol_version: 3,
+    })) as unknown as {
+      instances: { id?: string; endpoint?: string; reachable: boolean }[];
+    };
+    expect(hello.instances).toContainEqual({
+      endpoint: asleep.endpoint,
+      host: "127.0.0.1",
+      reachable: false,
+    });
+    peer.close();
     // B does not trust A yet: A's dial is refused, nothing is linked.
     expect(listA.peers[0]!.reachable).toBe(false);
     const added = await runCli(["mesh", "add", a, "--json"], envB);

@@ -65,6 +65,15 @@ describe("mesh endpoints and the peers list", () => {
         { endpoints: [{ endpoint: "http://a:1/", name: "a" }] },
         "mesh.endpoints[0].name: unknown key",
       ],
+      [
+        {
+          endpoints: [
+            { endpoint: "http://a:1/", id: "d".repeat(32) },
+            { endpoint: "http://b:1/", id: "d".repeat(32) },
+          ],
+        },
+        `mesh.endpoints[1].id: ${"d".repeat(32)} is already listed at mesh.endpoints[0]`,
+      ],
     ];
     for (const [value, msg] of refused) {
       let error: unknown;

@@ -91,7 +91,8 @@ interface Peer {
   configuredId?: string;
   fromConfig: boolean;
   fromFile: boolean;
-  /** Bound once a handshake with it passed (or stated by its row). */
+  /** Bound once a handshake with it passed; `instances()` shows no id
+   * before that (contract §8), whatever its row states. */
   id?: string;
   host?: string;
   /** The kept link; `links` also holds a glare twin until it is closed. */
@@ -219,7 +220,16 @@ export class Mesh implements MeshPort {
   /** Begin once HTTP is bound (at `bound`, `host:port`), or stay inert
    * without it: the endpoint is `http.endpoint`, else the bound base URL. */
   startOn(bound: string, configured: string | undefined): void {
-    this.start(ownEndpoint(configured, bound));
+    // The config's list may name this instance by its id (§8.1): that row's
+    // endpoint is what peers put in `aud`.
+    const listed = this.options.configRows.find((r) => r.id === this.id)?.endpoint;
+    const own = configured === undefined ? undefined : normalizeEndpoint(configured);
+    if (own !== undefined && listed !== undefined && own !== listed)
+      this.log.error(
+        { http_endpoint: own, listed },
+        "the config's mesh list names this instance at another endpoint than http.endpoint; peers dialing the listed one are refused",
+      );
+    this.start(own ?? listed ?? ownEndpoint(undefined, bound));
   }
 
   /** Begin with this instance's endpoint (dialing every peer), or stay inert
@@ -507,7 +517,6 @@ export class Mesh implements MeshPort {
     else peer.fromFile = true;
     if (row.id !== undefined && (source === "config" || !peer.fromConfig)) {
       peer.configuredId = row.id;
-      if (peer.link === undefined) peer.id = row.id;
     }
     return peer;
   }
@@ -515,7 +524,7 @@ export class Mesh implements MeshPort {
   private blankPeer(row: PeerRow): Peer {
     return {
       endpoint: row.endpoint,
-      ...(row.id === undefined ? {} : { configuredId: row.id, id: row.id }),
+      ...(row.id === undefined ? {} : { configuredId: row.id }),
       fromConfig: false,
       fromFile: false,
       links: new Set(),
@@ -718,13 +727,13 @@ export class Mesh implements MeshPort {
     return this.bindingRefusal(peer, claim.id) ?? { peer };
   }
 
-  /** One id, one link: an id bound to another endpoint stays there. */
+  /** One id, one link: an id bound to another endpoint — by a link that is
+   * up, or by the row that lists it — stays there. */
   private bindingRefusal(peer: Peer, id: string): string | undefined {
     for (const other of this.peers.values())
       if (
         other !== peer &&
-        other.id === id &&
-        (other.link !== undefined || other.configuredId === id)
+        ((other.id === id && other.link !== undefined) || other.configuredId === id)
       )
         return `instance ${id} is already bound to ${other.endpoint}`;
     if (peer.link !== undefined && peer.id !== undefined && peer.id !== id)
