@@ -271,4 +271,43 @@ describe("across instances", () => {
     for (const inst of [A, B, C])
       expect(inst.log().filter((l) => String(l.msg).includes("frame refused"))).toEqual([]);
   }, 60_000);
+
+  it("an instance away for 7 days is no longer listed; back, it is again", async () => {
+    const sc = newSid();
+    await session(C, sc);
+    await shows(C, sc, "peers");
+    const down = watcher.next(
+      (f) =>
+        f.instance === A.id &&
+        (f.data as PeersData).instances?.find((i) => i.id === C.id)?.reachable === false,
+      20_000,
+    );
+    mesh.isolate(2);
+    await down;
+    const instancesSeen = async () => {
+      const p = await person(A);
+      const frames: Pushed[] = [];
+      p.client.onPushed((f) => {
+        if (f.topic === "peers") frames.push(f);
+      });
+      await p.call("topic_subscribe", { topic: "peers" });
+      // A round trip after the snapshot: every frame of it has arrived.
+      await p.call("instance_ping");
+      p.close();
+      return new Set(frames.map((f) => f.instance));
+    };
+    // Away, but kept.
+    expect(await instancesSeen()).toEqual(new Set([A.id, B.id, C.id]));
+    await A.advanceClock(7 * 24 * 3_600_000 + 60_000);
+    expect(await instancesSeen()).toEqual(new Set([A.id, B.id]));
+    mesh.heal();
+    await mesh.waitLinked(30_000);
+    // C's fresh snapshot brings its values back, and with them its sessions.
+    await expect.poll(instancesSeen, { timeout: 10_000 }).toEqual(new Set([A.id, B.id, C.id]));
+    const a = await session(A, newSid());
+    expect(await a.call("message_send", { to: sc, text: "back?" })).toEqual({
+      delivered: false,
+      reason: "preparing",
+    });
+  }, 60_000);
 });
