@@ -192,6 +192,7 @@ export async function benchMesh() {
         storm_ms: round(stormMs),
         peers_frames_to_watcher: frames,
         ping_at_rest_p50_us: round(median(atRest)),
+        ping_at_rest_p99_us: round(percentile(atRest, 99)),
         ping_during_p50_us: round(median(pingDuring)),
         ping_during_p99_us: round(percentile(pingDuring, 99)),
       },

@@ -9,7 +9,9 @@ export function messagingHandlers(s: Services): Handlers {
     async message_send(args, { caller }) {
       // An addressee without a connection may still run (or have ended):
       // read who runs first. A connected one costs no read (DR-0025).
-      if (!s.sessions.connected(args.to)) await s.presence.fresh();
+      // Connected to a peer: its owner answers, no read of the files here.
+      if (!s.sessions.connected(args.to) && !s.forwarder?.liveElsewhere(args.to))
+        await s.presence.fresh();
       // Not known here but owned elsewhere: the owner answers (§7.7 step 1).
       const elsewhere = await s.forwarder?.messageSend(args, caller);
       if (elsewhere !== undefined) return elsewhere;

@@ -80,6 +80,11 @@ export class Forwarder {
     return this.owners.otherOwner(sid);
   }
 
+  /** Whether a peer lists `sid` as connected and this instance does not. */
+  liveElsewhere(sid: string): boolean {
+    return this.sessions.localState(sid) !== "live" && this.owners.liveOwner(sid) !== undefined;
+  }
+
   /** Stage 6 for an admitted request: undefined to handle it here. */
   route(op: OpName, frame: Envelope): Route {
     if (OP_ATTRIBUTES[op].locality !== "instance-local") return undefined;
