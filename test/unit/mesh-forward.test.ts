@@ -191,6 +191,20 @@ describe("forwarding an instance-local op (stage 6)", () => {
     });
   });
 
+  it("answers here what names this instance in to_instance, wherever its sid lives", async () => {
+    const m = mesh({ session_kill: () => ({ terminated: true }) });
+    expect(
+      await ask(
+        m.onA,
+        { role: "user" },
+        {
+          ...{ op: "session_kill", request_id: "1", sid: ON_C, to_instance: A },
+        },
+      ),
+    ).toMatchObject({ ok: false, error: { code: "session_not_found" } });
+    expect(m.port.sent).toHaveLength(0);
+  });
+
   it("answers here a sid no instance knows, and one whose owner the request already passed", async () => {
     const m = mesh({ session_kill: () => ({ terminated: true }) });
     expect(

@@ -90,7 +90,9 @@ export class Forwarder {
     if (OP_ATTRIBUTES[op].locality !== "instance-local") return undefined;
     const hops = hopsOf(frame);
     let to: string | undefined;
-    if (typeof frame.to_instance === "string" && frame.to_instance !== this.mesh.id) {
+    // Addressed to this instance: answered here, wherever its sid lives.
+    if (frame.to_instance === this.mesh.id) return undefined;
+    if (typeof frame.to_instance === "string") {
       to = frame.to_instance;
       // Sent back to where it already was: the receiving side drops such a
       // request, so it would only time out. Say so now.
