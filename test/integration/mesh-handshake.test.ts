@@ -376,6 +376,8 @@ describe("mesh handshake (§8.1) against a hand-rolled dialer", () => {
       "already bound",
     ],
     ["R's own id", (kid) => hello(kid, { id: mesh.instances[0]!.id }), "own"],
+    ["another wire generation", (kid) => ({ ...hello(kid), protocol_version: 2 }), "generation 2"],
+    ["a sid beside the mesh claim", (kid) => ({ ...hello(kid), sid: crypto.randomUUID() }), "/sid"],
   ];
   for (const [name, greeting, why] of refusedGreetings)
     it(`refuses a greeting with ${name}, before fetching any key`, async () => {
