@@ -147,3 +147,15 @@ export function writePeersFile(path: string, rows: PeerRow[]): void {
 export function writePeersFileAsync(path: string, rows: PeerRow[]): Promise<void> {
   return writeFileAtomicAsync(path, peersText(rows));
 }
+
+/** This instance's endpoint: `http.endpoint` when configured, else the bound
+ * HTTP base URL (a wildcard bind is named by loopback: set `http.endpoint`
+ * for a mesh across machines). */
+export function ownEndpoint(configured: string | undefined, bound: string): string | undefined {
+  if (configured !== undefined) return normalizeEndpoint(configured);
+  const colon = bound.lastIndexOf(":");
+  let host = bound.slice(0, colon);
+  if (host === "0.0.0.0") host = "127.0.0.1";
+  if (host === "[::]") host = "[::1]";
+  return normalizeEndpoint(`http://${host}:${bound.slice(colon + 1)}/`);
+}
