@@ -99,6 +99,21 @@ describe("across instances", () => {
     expect(held[C.id]!.peers.map((r) => r.sid)).toContain(sc);
   });
 
+  it("agents, watched on A, come from every instance, each as its own frame", async () => {
+    const p = await person(A);
+    const frames: Pushed[] = [];
+    p.client.onPushed((f) => {
+      if (f.topic === "agents") frames.push(f);
+    });
+    await p.call("topic_subscribe", { topic: "agents" });
+    // Relayed only while held here: the peers' snapshots follow the subscription.
+    await expect
+      .poll(() => new Set(frames.map((f) => f.instance)), { timeout: 10_000 })
+      .toEqual(new Set([A.id, B.id, C.id]));
+    for (const f of frames) expect(f.data).toMatchObject({ agents: expect.any(Array) });
+    await p.call("topic_unsubscribe", { topic: "agents" });
+  });
+
   it("a session on A messages a session on C subscribed to inbox: delivered, from A's session", async () => {
     const [sa, sc] = [newSid(), newSid()];
     const a = await session(A, sa);
