@@ -218,6 +218,7 @@ export function buildEngines(input: EngineInputs): Engines {
     now: () => clock.now(),
     people: input.people,
     mesh,
+    self: () => mesh.instances()[0]!,
     forwarder: across.forwarder,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
+import type { InstanceInfo } from "../../contract/peers.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import type { Kv } from "../kv.js";
 import type { LlmQuota } from "../llm/quota.js";
@@ -54,6 +55,8 @@ export interface Services {
   /** The mesh's links (a MeshPort, plus the handshake's and the
    * administrative frames' side; DR-0047). */
   mesh: Mesh;
+  /** This instance as `InstanceInfo` (itself, reachable): `mesh.instances()[0]`. */
+  self(): InstanceInfo;
   /** Carries `message_send` to the instance owning its addressee (§7.7). */
   forwarder?: Forwarder;
   clientCount(): number;
