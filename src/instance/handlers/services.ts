@@ -52,11 +52,11 @@ export interface Services {
   /** Person authentication, once the HTTP listener is bound (its endpoint
    * is the passkeys' origin); undefined without one. */
   people(): PersonAuth | undefined;
+  /** This instance as `InstanceInfo` (itself, reachable): `mesh.instances()[0]`. */
+  self(): InstanceInfo;
   /** The mesh's links (a MeshPort, plus the handshake's and the
    * administrative frames' side; DR-0047). */
   mesh: Mesh;
-  /** This instance as `InstanceInfo` (itself, reachable): `mesh.instances()[0]`. */
-  self(): InstanceInfo;
   /** Carries `message_send` to the instance owning its addressee (§7.7). */
   forwarder?: Forwarder;
   clientCount(): number;
