@@ -134,6 +134,18 @@ describe("across instances", () => {
     const place = { repo_root: "/src/widgets", cwd: "/src/widgets-c", ws: "widgets-c" };
     const c = await session(C, sc, { ...place, cwd: "/src/widgets-1", ws: "w1" });
     await session(C, near, place);
+    // A session in the same repository on B, once C has heard of it.
+    const onC = await person(C);
+    const nearB = newSid();
+    const heard = onC.next(
+      (f) =>
+        f.topic === "peers" &&
+        f.instance === B.id &&
+        (f.data as PeersData).peers.some((r) => r.sid === nearB),
+    );
+    await onC.call("topic_subscribe", { topic: "peers" });
+    await session(B, nearB, { ...place, ws: "widgets-b", cwd: "/src/widgets-b" });
+    await heard;
     await shows(C, [sc, near], "peers");
     expect(await a.call("message_send", { to: sc, text: "one" })).toEqual({
       delivered: false,
@@ -151,7 +163,10 @@ describe("across instances", () => {
     expect(await a.call("message_send", { to: sc, text: "two" })).toEqual({
       delivered: false,
       reason: "paused",
-      candidates: [{ sid: near, ws: "widgets-c", instance: C.id }],
+      candidates: [
+        { sid: near, ws: "widgets-c", instance: C.id },
+        { sid: nearB, ws: "widgets-b", instance: B.id },
+      ],
     });
 
     const gone = newSid();
