@@ -203,6 +203,12 @@ export class Mesh implements MeshPort {
     this.receiver.failAll("the instance stops");
   }
 
+  /** How long a mesh socket may stay silent before greeting (the listener
+   * cuts it then): the handshake's own limit. */
+  get greetingMs(): number {
+    return this.handshakeMs;
+  }
+
   /** This instance's endpoint, once it has one. */
   get endpoint(): string | undefined {
     return this.endpoint_;
