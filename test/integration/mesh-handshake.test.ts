@@ -426,6 +426,16 @@ describe("mesh handshake (§8.1) against a hand-rolled dialer", () => {
     expect(fake.keyRequests.at(-1)?.status).toBe(404);
   });
 
+  it("a mesh socket that never greets is cut after the handshake's time", async () => {
+    const s = await fake.dial(R);
+    const t0 = Date.now();
+    expect((await s.closed).code).toBe(4001);
+    // The helper's dead time (1 s) bounds a handshake in tests.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    await rStillServes();
+  });
+
   it("a mesh socket opened from a browser page (with an Origin) is refused", async () => {
     const ws = new WsClient(`${R}ws`, ["ccmsg.mesh"], { headers: { origin: R.slice(0, -1) } });
     const status = await new Promise<number>((resolve) => {

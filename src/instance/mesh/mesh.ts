@@ -21,6 +21,11 @@ import { backoffDelay, MESH_TIMERS, type MeshTimers } from "./timers.js";
 // link), one kept link per peer (glare), reconnects, the peers list's
 // changes, and the MeshPort the rest of the instance uses over the links.
 
+// Kept importable from here, where the first version of this module had them.
+export { ownEndpoint } from "../../mesh-config.js";
+export { CLOSE } from "./frames.js";
+export { MESH_TIMERS, type MeshTimers, meshTestHooks } from "./timers.js";
+
 /** A request over a link without a reply this long fails (§8.1). */
 export const REQUEST_TIMEOUT_MS = 10_000;
 /** The longest a handshake may take, either side. */
@@ -196,6 +201,12 @@ export class Mesh implements MeshPort {
     }
     this.dialer.abandon("the instance stops");
     this.receiver.failAll("the instance stops");
+  }
+
+  /** How long a mesh socket may stay silent before greeting (the listener
+   * cuts it then): the handshake's own limit. */
+  get greetingMs(): number {
+    return this.handshakeMs;
   }
 
   /** This instance's endpoint, once it has one. */
