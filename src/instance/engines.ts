@@ -219,7 +219,6 @@ export function buildEngines(input: EngineInputs): Engines {
     people: input.people,
     self: () => mesh.instances()[0]!,
     mesh,
-    self: () => mesh.instances()[0]!,
     forwarder: across.forwarder,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
