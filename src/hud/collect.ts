@@ -11,10 +11,10 @@ import {
   liveReservations,
   RESERVATIONS_NS,
 } from "../contract/reservations.js";
-import { readSessionLlm, type SessionLlm } from "../gateway/session-file.js";
 import { readInputFields, str } from "../harness/claude/statusline-input.js";
 import { readTodos } from "../harness/claude/todos.js";
 import { DEFAULT_BASH_TIMEOUT_SECONDS, staleShellCalls } from "../harness/loop-signals.js";
+import { readSessionLlm, type SessionLlm } from "../llm-session-file.js";
 import { codexConfigHome, stateFiles } from "../paths.js";
 import {
   type ConflictedWorktree,

@@ -1,5 +1,6 @@
 import type { ComponentChild } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { SearchAnswer as Answer, SearchHit as Hit } from "../../../src/contract/search.js";
 import { ApiError, api } from "../lib/api.js";
 import { href, replace } from "../lib/router.js";
 import { labelOf, rowsBySid } from "../lib/sessions.js";
@@ -10,25 +11,6 @@ import { Badge, describeError, ErrorText, Time } from "../ui/common.js";
 // `ccmsg search`): every message, notification and transcript item any
 // session said. The query lives in the URL (`#/search?q=…`), so a search can
 // be reloaded, shared and gone back to.
-
-/** One result, as `/api/search` answers it (src/store/search-query.ts). */
-interface Hit {
-  sid: string;
-  agent_id?: string;
-  item?: string;
-  mid?: string;
-  from?: string;
-  type: string;
-  at: number;
-  snippet: string;
-  highlights: [number, number][];
-}
-
-interface Answer {
-  hits: Hit[];
-  more: boolean;
-  indexing: boolean;
-}
 
 /** Quiet time after the last keystroke before the query is sent. */
 const DEBOUNCE_MS = 250;
