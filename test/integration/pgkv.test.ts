@@ -1,0 +1,265 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STATE_STORE_BUSY } from "../../src/contract/errors.js";
+import { PgBoardStore } from "../../src/store/pg/board-store.js";
+import { TeamKv } from "../../src/store/pg/team-kv.js";
+import { isolatedHome, runCli, startInstance } from "../helpers/instance.js";
+import { Peer } from "../helpers/peer.js";
+import { startPostgres, type TestPostgres } from "../helpers/postgres.js";
+
+// KV in the team store (DR-0046 update) on a real PostgreSQL server: the
+// single-statement last-writer-wins upsert, tombstones, and two instances
+// sharing one table (their `kv:<ns>` subscribers, file reservations).
+
+let cluster: TestPostgres;
+beforeAll(async () => {
+  cluster = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+async function waitFor(ok: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A TeamKv over its own store, following notifications as an instance does. */
+async function openKv(url: string) {
+  const store = await PgBoardStore.open(url);
+  let follower: { heard(p: string[]): void } | undefined;
+  const stop = await store.listen(
+    () => {},
+    (error) => {
+      throw error;
+    },
+    { ccmsg_kv: (p) => follower?.heard(p) },
+  );
+  const kv = await TeamKv.open(store, (_c, f) => {
+    follower = f;
+  });
+  return {
+    kv,
+    store,
+    close: async () => {
+      await stop();
+      await store.close();
+    },
+  };
+}
+
+async function sql<T = Record<string, unknown>>(url: string, text: string, params: unknown[] = []) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+describe("KV in the PostgreSQL team store", () => {
+  it("reads, writes and removes with last writer wins, the same total order as every replica, and keeps tombstones", async () => {
+    const url = await cluster.database();
+    const one = await openKv(url);
+    const two = await openKv(url);
+    try {
+      const { kv } = one;
+      expect(await kv.write("app", "theme", { dark: true }, 100)).toEqual({
+        updated_at: 100,
+        won: true,
+      });
+      expect(kv.read("app", "theme")).toEqual({ value: { dark: true }, updated_at: 100 });
+      // An older write loses and reports the stamp held.
+      expect(await kv.write("app", "theme", "old", 50)).toEqual({ updated_at: 100, won: false });
+      expect(kv.read("app", "theme")?.value).toEqual({ dark: true });
+
+      // Equal stamps: the JSON text greater in UTF-8 bytes wins, whichever
+      // arrives first. U+FF5E sorts after a surrogate pair in UTF-16 but
+      // before the emoji's 4-byte UTF-8 form.
+      const high = "\u{1F600}";
+      const bmp = "\uFF5E";
+      await kv.write("app", "tie", high, 200);
+      expect(await two.kv.write("app", "tie", bmp, 200)).toEqual({ updated_at: 200, won: false });
+      await kv.write("app", "tie2", bmp, 200);
+      await two.kv.write("app", "tie2", high, 200);
+      const ties = await sql<{ key: string; value: string }>(
+        url,
+        "SELECT key, value FROM kv WHERE key LIKE 'tie%' ORDER BY key",
+      );
+      expect(ties.map((r) => JSON.parse(r.value))).toEqual([high, high]);
+      await waitFor(() => kv.read("app", "tie2")?.value === high);
+      expect(two.kv.read("app", "tie")?.value).toBe(high);
+
+      // A removal beats a value of the same stamp, and stays as a tombstone
+      // that an older write cannot get past.
+      expect(await kv.delete("app", "theme", 100)).toBe(true);
+      expect(kv.read("app", "theme")).toBeUndefined();
+      expect(await kv.delete("app", "theme", 100)).toBe(false);
+      expect((await kv.write("app", "theme", "late", 99)).won).toBe(false);
+      expect(
+        await sql(url, "SELECT value, updated_at, deleted FROM kv WHERE key = 'theme'"),
+      ).toEqual([{ value: null, updated_at: "100", deleted: true }]);
+      // A newer write gets past it.
+      expect((await kv.write("app", "theme", "new", 101)).updated_at).toBe(101);
+      expect(kv.list("app").map((e) => [e.key, "value" in e ? e.value : undefined])).toEqual([
+        ["theme", "new"],
+        ["tie", high],
+        ["tie2", high],
+      ]);
+
+      // The other store's copy heard all of it and agrees.
+      await waitFor(() => two.kv.read("app", "theme")?.value === "new");
+      expect(two.kv.list("app")).toEqual(kv.list("app"));
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
+  it("a write that meets a row lock held past the busy timeout fails STATE_STORE_BUSY and writes nothing", async () => {
+    const url = await cluster.database();
+    const store = await PgBoardStore.open(url, { busyTimeoutMs: 300 });
+    const kv = await TeamKv.open(store, () => {});
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await kv.write("app", "k", 1, 10);
+      await holder.query("BEGIN");
+      await holder.query("SELECT * FROM kv WHERE ns = 'app' AND key = 'k' FOR UPDATE");
+      const failed = await kv.write("app", "k", 2, 20).catch((e: unknown) => e);
+      expect(failed).toMatchObject({ code: STATE_STORE_BUSY, status: 503 });
+      await holder.query("ROLLBACK");
+      expect(await sql(url, "SELECT value FROM kv")).toEqual([{ value: "1" }]);
+      // Once the lock is gone, the same write lands.
+      expect((await kv.write("app", "k", 2, 20)).won).toBe(true);
+    } finally {
+      await holder.end();
+      await store.close();
+    }
+  });
+});
+
+describe("instances sharing KV in PostgreSQL", () => {
+  type Entries = { entries: { key: string; value?: unknown; deleted?: boolean }[] };
+  const kvFrame =
+    (ns: string, key: string, ok: (e: Entries["entries"][number]) => boolean) =>
+    (f: { topic?: string; snapshot?: boolean; data?: unknown }) =>
+      f.topic === `kv:${ns}` &&
+      !f.snapshot &&
+      (f.data as Entries).entries.some((e) => e.key === key && ok(e));
+
+  it("a kv:<ns> subscriber on each instance sees the other's writes and removals; reservations conflict across them", async () => {
+    const url = await cluster.database();
+    const [a, b] = await Promise.all([
+      startInstance({ args: ["--store", url] }),
+      startInstance({ args: ["--store", url] }),
+    ]);
+    const [pa, pb] = await Promise.all([Peer.unix(a.socket), Peer.unix(b.socket)]);
+    try {
+      for (const p of [pa, pb]) {
+        await p.helloUser();
+        expect(((await p.subscribe("kv:app")).data as Entries).entries).toEqual([]);
+      }
+      await pa.call("kv_write", { ns: "app", key: "from-a", value: { n: 1 } });
+      await pb.next(kvFrame("app", "from-a", (e) => (e.value as { n: number }).n === 1));
+      await pb.call("kv_write", { ns: "app", key: "from-b", value: "b" });
+      await pa.next(kvFrame("app", "from-b", (e) => e.value === "b"));
+      // Each answers reads of the other's writes, and a fresh subscription's
+      // snapshot carries both.
+      expect(await pb.call("kv_read", { ns: "app", key: "from-a" })).toMatchObject({
+        value: { n: 1 },
+      });
+      await pb.call("kv_delete", { ns: "app", key: "from-a" });
+      await pa.next(kvFrame("app", "from-a", (e) => e.deleted === true));
+      const failed = await pa.request("kv_read", { ns: "app", key: "from-a" });
+      expect(failed.error?.code).toBe("not_found");
+      const late = await Peer.unix(a.socket);
+      await late.helloUser();
+      expect(((await late.subscribe("kv:app")).data as Entries).entries).toEqual([
+        expect.objectContaining({ key: "from-b", value: "b" }),
+      ]);
+      late.close();
+
+      // An exclusive reservation taken through A is refused through B.
+      const dir = mkdtempSync(join(a.env.HOME!, "proj-"));
+      mkdirSync(join(dir, "src"));
+      writeFileSync(join(dir, "src", "a.ts"), "export const a = 1;\n");
+      const A = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa";
+      const B = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb";
+      const first = await runCli(
+        ["reserve", "src/**", "--for", "10m", "--json"],
+        { ...a.env, CLAUDE_CODE_SESSION_ID: A },
+        undefined,
+        { cwd: dir },
+      );
+      expect(first.code, first.stderr).toBe(0);
+      await waitForAsync(async () => {
+        const listed = await runCli(["reservations", "--json"], b.env, undefined, { cwd: dir });
+        return listed.stdout.includes(A);
+      });
+      const second = await runCli(
+        ["reserve", "src/a.ts", "--for", "10m", "--json"],
+        { ...b.env, CLAUDE_CODE_SESSION_ID: B },
+        undefined,
+        { cwd: dir },
+      );
+      expect(second.code).toBe(1);
+      const error = (JSON.parse(second.stderr) as { error: { code: string; msg: string } }).error;
+      expect(error.code).toBe("file_conflict");
+      expect(error.msg).toContain(`session ${A}`);
+    } finally {
+      pa.close();
+      pb.close();
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
+
+  it("an instance whose LISTEN connection was cut re-reads KV and tells subscribers what it missed", async () => {
+    const url = await cluster.database();
+    const inst = await startInstance({ args: ["--store", url] });
+    const w = await Peer.unix(inst.socket);
+    // The other writer does not listen: the instance's is the one LISTEN.
+    const otherStore = await PgBoardStore.open(url);
+    const other = { kv: await TeamKv.open(otherStore, () => {}), close: () => otherStore.close() };
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await w.helloUser();
+      await w.subscribe("kv:app");
+      const cut = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()",
+      );
+      expect(cut.rowCount).toBe(1);
+      // Written elsewhere while the instance is not listening.
+      await other.kv.write("app", "gap", "missed", Date.now());
+      await w.next(
+        kvFrame("app", "gap", (e) => e.value === "missed"),
+        15_000,
+      );
+      await other.kv.write("app", "gap", "after", Date.now() + 1);
+      await w.next(
+        kvFrame("app", "gap", (e) => e.value === "after"),
+        15_000,
+      );
+    } finally {
+      await admin.end();
+      await other.close();
+      w.close();
+      await inst.stop();
+    }
+  }, 60_000);
+});
+
+async function waitForAsync(ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
