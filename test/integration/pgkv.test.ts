@@ -8,6 +8,7 @@ import { TeamKv } from "../../src/store/pg/team-kv.js";
 import { isolatedHome, runCli, startInstance } from "../helpers/instance.js";
 import { Peer } from "../helpers/peer.js";
 import { startPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { makeRepo, runIn } from "../hud/helpers.js";
 
 // KV in the team store (DR-0046 update) on a real PostgreSQL server: the
 // single-statement last-writer-wins upsert, tombstones, and two instances
@@ -253,6 +254,71 @@ describe("instances sharing KV in PostgreSQL", () => {
       w.close();
       await inst.stop();
     }
+  }, 60_000);
+});
+
+describe("check runs in the team store", () => {
+  /** An isolated home whose config names the team store. */
+  function home(config: Record<string, unknown>) {
+    const h = isolatedHome();
+    const dir = join(h.env.XDG_CONFIG_HOME!, "ccmsg");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "config.json"), JSON.stringify(config));
+    return h;
+  }
+
+  it("runs recorded on one machine show in another's HUD, as do reservations held in the store", async () => {
+    const url = await cluster.database();
+    const checks = [
+      { name: "unit", command: "echo ok" },
+      { name: "lint", command: "exit 2" },
+    ];
+    const one = home({ store: url, checks });
+    const two = home({ store: url });
+    const repo = makeRepo(one.root);
+    const ran = await runIn(["check", "run", "--json"], one.env, { cwd: repo });
+    expect(ran.code, ran.stderr).toBe(1);
+    // The other home never ran a check: its HUD reads them from the store.
+    const hud = JSON.parse((await runIn(["hud", "--json"], two.env, { cwd: repo })).stdout);
+    // (by name: this home's config declares no checks to order them by)
+    expect(hud.checks.local).toEqual([
+      { command: "exit 2", status: "fail" },
+      { command: "echo ok", status: "pass" },
+    ]);
+    const rows = await sql<{ n: number }>(url, "SELECT count(*)::int AS n FROM check_runs");
+    expect(rows[0]!.n).toBe(2);
+    // A home without the store sees none of them (its own file has none).
+    const alone = home({});
+    const own = JSON.parse((await runIn(["hud", "--json"], alone.env, { cwd: repo })).stdout);
+    expect(JSON.stringify(own.checks.local)).not.toContain("exit 2");
+
+    // A reservation held in the team store's KV is another session's to the HUD.
+    const store = await PgBoardStore.open(url);
+    try {
+      const kv = await TeamKv.open(store, () => {});
+      await kv.write(
+        "reservations",
+        "0c7e1d2b-3a4f-4b5c-8d6e-7f8091a2b3c4:held",
+        {
+          v: 1,
+          glob: `${repo}/**`,
+          holder: { sid: "0c7e1d2b-3a4f-4b5c-8d6e-7f8091a2b3c4", name: "elsewhere" },
+          exclusive: true,
+          reason: "held",
+          created_at: Date.now(),
+          expires_at: Date.now() + 3_600_000,
+        },
+        Date.now(),
+      );
+    } finally {
+      await store.close();
+    }
+    const held = JSON.parse((await runIn(["hud", "--json"], two.env, { cwd: repo })).stdout);
+    expect(JSON.stringify(held)).toContain("reserved by other sessions");
+    // --store names the team store for one run, and must be PostgreSQL.
+    const bad = await runIn(["check", "run", "--store", "/tmp/x.db"], one.env, { cwd: repo });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/postgres:\/\//);
   }, 60_000);
 });
 

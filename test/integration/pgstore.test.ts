@@ -211,6 +211,7 @@ describe("PostgreSQL board store", () => {
     expect(r.rows).toEqual([
       { version: 1, name: "001_work_items" },
       { version: 2, name: "002_check_runs" },
+      { version: 3, name: "003_kv" },
     ]);
   });
 });

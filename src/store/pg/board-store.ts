@@ -1,4 +1,4 @@
-import type { Notification, Pool, PoolClient } from "pg";
+import type { Client, Notification, Pool, PoolClient } from "pg";
 import type { WorkItem } from "../../contract/ecc/board.js";
 import { DONE_STATUSES, isDoneStatus, PRIORITIES, priorityRank } from "../../contract/ecc/lanes.js";
 import { type ContractError, contractError, STATE_STORE_BUSY } from "../../contract/errors.js";
@@ -43,7 +43,7 @@ function params(i: WorkItem): unknown[] {
 
 /** The work-item queries over one connection (inside a transaction or not). */
 export class PgWorkItems {
-  constructor(private readonly c: PoolClient | Pool) {}
+  constructor(private readonly c: PoolClient | Pool | Client) {}
 
   /** One item; `lock` takes its row lock (waits up to the lock timeout). */
   async get(id: string, lock = false): Promise<WorkItem | undefined> {

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from "pg";
+import type { Client, Pool, PoolClient } from "pg";
 import type { KvVersion } from "../kv-order.js";
 
 /** One KV row as held: its version (a null `json` is a tombstone). */
@@ -45,7 +45,7 @@ const WINS = `kv.updated_at < excluded.updated_at
 
 /** The KV queries over one connection (the pool, or one in a transaction). */
 export class PgKvTable {
-  constructor(private readonly c: PoolClient | Pool) {}
+  constructor(private readonly c: PoolClient | Pool | Client) {}
 
   /**
    * Offer a version (`json` null: a removal) in one statement: it lands only
@@ -81,6 +81,15 @@ export class PgKvTable {
       `SELECT ns, key, value, updated_at FROM kv
        WHERE (ns, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
       [keys.map((k) => k.ns), keys.map((k) => k.key)],
+    );
+    return r.rows.map(toRow);
+  }
+
+  /** The live rows of a namespace, by key (no tombstones). */
+  async live(ns: string): Promise<PgKvRow[]> {
+    const r = await this.c.query<Row>(
+      "SELECT ns, key, value, updated_at FROM kv WHERE ns = $1 AND NOT deleted ORDER BY convert_to(key, 'UTF8')",
+      [ns],
     );
     return r.rows.map(toRow);
   }
