@@ -201,9 +201,9 @@ export const COMMANDS: Record<
   },
   store: {
     group: () => import("./store.js"),
-    help: "store migrate --to postgres://… — copy the board into PostgreSQL",
+    help: "store migrate --to postgres://… — copy the board and KV into PostgreSQL",
     more: [
-      "  migrate --to URL [--db PATH]  copy every work item and check run, in one",
+      "  migrate --to URL [--db PATH]  copy every work item, check run and KV entry, in one",
       "                                transaction; running it again changes nothing",
     ].join("\n"),
   },

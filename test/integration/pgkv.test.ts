@@ -3,8 +3,11 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STATE_STORE_BUSY } from "../../src/contract/errors.js";
+import { CheckRunsStore } from "../../src/store/check-runs.js";
+import { KvStore } from "../../src/store/kv.js";
 import { PgBoardStore } from "../../src/store/pg/board-store.js";
 import { TeamKv } from "../../src/store/pg/team-kv.js";
+import { openStateStore } from "../../src/store/state-store.js";
 import { isolatedHome, runCli, startInstance } from "../helpers/instance.js";
 import { Peer } from "../helpers/peer.js";
 import { startPostgres, type TestPostgres } from "../helpers/postgres.js";
@@ -319,6 +322,56 @@ describe("check runs in the team store", () => {
     const bad = await runIn(["check", "run", "--store", "/tmp/x.db"], one.env, { cwd: repo });
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/postgres:\/\//);
+  }, 60_000);
+});
+
+describe("store migrate with KV", () => {
+  it("copies KV rows (tombstones too) and check runs; a second run changes nothing; newer team rows stay", async () => {
+    const url = await cluster.database();
+    const h = isolatedHome();
+    const dbPath = join(h.root, "board.db");
+    const file = openStateStore(dbPath);
+    const kv = new KvStore(file.db);
+    for (let i = 0; i < 600; i++)
+      kv.write("app", `k${String(i).padStart(3, "0")}`, { i }, 1000 + i);
+    kv.delete("app", "k001", 5000);
+    kv.write("prefs", "theme", "light", 10);
+    new CheckRunsStore(file.db).record({
+      ...{ repoRoot: "/r", name: "unit", command: "npm test", status: "fail" },
+      ...{
+        exitCode: 1,
+        durationMs: 5,
+        outputTail: "1 failed",
+        finishedAt: "2026-12-01T00:00:00.000Z",
+      },
+    });
+    file.close();
+    // The team store already moved on for one key: the copy must not undo it.
+    const store = await PgBoardStore.open(url);
+    const team = await TeamKv.open(store, () => {});
+    await team.write("prefs", "theme", "dark", 20);
+    await store.close();
+
+    const dump = () =>
+      sql(url, "SELECT ns, key, value, updated_at, deleted FROM kv ORDER BY ns, key");
+    const first = await runCli(["store", "migrate", "--to", url, "--db", dbPath, "--json"], h.env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ workItems: 0, checkRuns: 1, kv: 601 });
+    expect(first.stderr).toMatch(/500\/601 KV entries/);
+    const after = await dump();
+    const second = await runCli(["store", "migrate", "--to", url, "--db", dbPath, "--text"], h.env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/copied 0 work items, 1 check runs and 601 KV entries/);
+    expect(await dump()).toEqual(after);
+    expect(after).toHaveLength(601);
+    expect(after.find((r) => r.key === "k001")).toEqual({
+      ...{ ns: "app", key: "k001", value: null, updated_at: "5000", deleted: true },
+    });
+    expect(after.find((r) => r.key === "k599")).toMatchObject({ value: '{"i":599}' });
+    expect(after.find((r) => r.key === "theme")).toMatchObject({ value: '"dark"' });
+    expect(await sql(url, "SELECT name, status FROM check_runs")).toEqual([
+      { name: "unit", status: "fail" },
+    ]);
   }, 60_000);
 });
 

@@ -240,12 +240,12 @@ export class PgBoardStore {
    * timeout (`lock_timeout`); a wait that runs out rolls back and fails with
    * `STATE_STORE_BUSY`, as on SQLite.
    */
-  async write<T>(fn: (items: PgWorkItems) => Promise<T>): Promise<T> {
+  async write<T>(fn: (items: PgWorkItems, client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.connect();
     try {
       await client.query("BEGIN");
       await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(this.busyTimeoutMs))}`);
-      const result = await fn(new PgWorkItems(client));
+      const result = await fn(new PgWorkItems(client), client);
       await client.query("COMMIT");
       return result;
     } catch (error) {
