@@ -200,9 +200,13 @@ export class PgBoardStore {
       connectionString: url,
       max: options.maxConnections ?? 4,
       application_name: "ccmsg",
-      // Statements outside a transaction (a KV write is one) wait for a row
-      // lock no longer than a transaction's SET LOCAL does.
-      options: `-c lock_timeout=${busyTimeoutMs}`,
+    });
+    // Statements outside a transaction (a KV write is one) wait for a row
+    // lock no longer than a transaction's SET LOCAL does. Set per connection
+    // (queued before any query of its user), not with the `options` startup
+    // parameter, which would replace one the URL gives.
+    pool.on("connect", (client) => {
+      client.query(`SET lock_timeout = ${busyTimeoutMs}`).catch(() => {});
     });
     // An idle connection the server dropped must not crash the instance;
     // the next query opens a new one.
