@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STATE_STORE_BUSY } from "../../src/contract/errors.js";
 import { CheckRunsStore } from "../../src/store/check-runs.js";
 import { KvStore } from "../../src/store/kv.js";
+import { type KvVersion, kvWins } from "../../src/store/kv-order.js";
 import { PgBoardStore } from "../../src/store/pg/board-store.js";
 import { TeamKv } from "../../src/store/pg/team-kv.js";
 import { openStateStore } from "../../src/store/state-store.js";
@@ -123,6 +124,45 @@ describe("KV in the PostgreSQL team store", () => {
     } finally {
       await one.close();
       await two.close();
+    }
+  });
+
+  it("the SQL upsert picks the same winner as kvWins, whatever order versions arrive in", async () => {
+    const url = await cluster.database();
+    const store = await PgBoardStore.open(url);
+    try {
+      // Few stamps and values that differ in UTF-8 vs UTF-16 order, so ties
+      // between values and removals are common.
+      const values = ["a", "\uFF5E", "\u{1F600}", "é", 1, [1], { z: 0 }, null, "Z"];
+      let seed = 7;
+      const rand = (n: number) => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return seed % n;
+      };
+      const versions = Array.from({ length: 400 }, () => ({
+        key: `k${rand(8)}`,
+        updated_at: 10 + rand(4),
+        json: rand(5) === 0 ? null : JSON.stringify(values[rand(values.length)]),
+      }));
+      const expected = new Map<string, KvVersion>();
+      for (const v of versions) if (kvWins(v, expected.get(v.key))) expected.set(v.key, { ...v });
+      // Two writers at once, each in its own shuffled order.
+      const shuffled = () => [...versions].sort(() => rand(3) - 1);
+      await Promise.all(
+        [shuffled(), shuffled()].map(async (order) => {
+          for (const v of order) await store.kv((t) => t.put("p", v.key, v.json, v.updated_at));
+        }),
+      );
+      const held = await store.kv((t) => t.all());
+      expect(
+        Object.fromEntries(held.map((r) => [r.key, { json: r.json, updated_at: r.updated_at }])),
+      ).toEqual(
+        Object.fromEntries(
+          [...expected].map(([k, v]) => [k, { json: v.json, updated_at: v.updated_at }]),
+        ),
+      );
+    } finally {
+      await store.close();
     }
   });
 
