@@ -86,6 +86,9 @@ export class TeamBoard {
         (error, what) => board.log?.warn({ err: error }, what),
       );
     } catch (error) {
+      // The LISTEN connection goes back first: the pool ends only once every
+      // connection it lent is back.
+      await board.stopListening().catch(() => {});
       await store.close();
       throw error;
     }

@@ -9,7 +9,8 @@ import type { TopicHub } from "./topic-hub.js";
  * team store in PostgreSQL (`TeamKv`, DR-0046). Reads answer at once from
  * what this instance knows; a write resolves once committed, saying the
  * stamp the entry carries and whether it won; a removal resolves to whether
- * it removed a live entry.
+ * it removed a live entry. `won` / removed mean "announce it": a backend that
+ * already announced the change through `onRemote` says false.
  */
 export interface KvBackend {
   read(ns: string, key: string): KvReadResult | undefined;
