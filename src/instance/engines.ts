@@ -28,7 +28,7 @@ import { sessionControlHandlers } from "./handlers/session-control.js";
 import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
-import { Kv } from "./kv.js";
+import { fileKv, Kv } from "./kv.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
 import { Messaging } from "./messaging.js";
@@ -130,7 +130,12 @@ export function buildEngines(input: EngineInputs): Engines {
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const direct = directSetup(input.env, input.harness, input.configHome, log);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
-  const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
+  // KV in the team store when the board is there (DR-0046), else the file.
+  const kv = new Kv(
+    input.team?.kv ?? fileKv(store.kv, (write) => store.queue.run(write)),
+    hub,
+    clock,
+  );
   // File reservations (DR-0041) are KV entries; this only sweeps expired ones.
   const reservations = new ReservationSweeper(kv, clock, log);
   input.team?.logTo(log);

@@ -5,6 +5,39 @@ import type { Clock } from "./clock.js";
 import type { TopicHub } from "./topic-hub.js";
 
 /**
+ * Where the engine keeps entries: the instance's own file (`fileKv`) or the
+ * team store in PostgreSQL (`TeamKv`, DR-0046). Reads answer at once from
+ * what this instance knows; a write resolves once committed, saying the
+ * stamp the entry carries and whether it won; a removal resolves to whether
+ * it removed a live entry. `won` / removed mean "announce it": a backend that
+ * already announced the change through `onRemote` says false.
+ */
+export interface KvBackend {
+  read(ns: string, key: string): KvReadResult | undefined;
+  list(ns: string): KvEntry[];
+  write(
+    ns: string,
+    key: string,
+    value: unknown,
+    updatedAt: number,
+  ): Promise<{ updated_at: number; won: boolean }>;
+  delete(ns: string, key: string, updatedAt: number): Promise<boolean>;
+  /** Changes that won elsewhere (another instance sharing the store). */
+  onRemote?(listener: (ns: string, entry: KvEntry) => void): void;
+}
+
+/** The instance's own KV table, written in its group commit (never in
+ * SQLite's busy wait), each write resolving once it is on disk. */
+export function fileKv(store: KvStore, commit: <T>(write: () => T) => Promise<T>): KvBackend {
+  return {
+    read: (ns, key) => store.read(ns, key),
+    list: (ns) => store.list(ns),
+    write: (ns, key, value, at) => commit(() => store.write(ns, key, value, at)),
+    delete: (ns, key, at) => commit(() => store.delete(ns, key, at)),
+  };
+}
+
+/**
  * The key-value engine (contract §4.3.6, §11): last writer wins on
  * `updated_at`, a removal is a tombstone, and every change that wins reaches
  * `kv:<ns>` subscribers. It serves that topic's snapshot.
@@ -12,15 +45,13 @@ import type { TopicHub } from "./topic-hub.js";
 export class Kv {
   private readonly listeners: ((ns: string, entry: KvEntry) => void)[] = [];
 
-  /** @param commit runs a write in the instance's group commit (never in
-   * SQLite's busy wait), resolving once it is on disk. */
   constructor(
-    private readonly store: KvStore,
-    private readonly commit: <T>(write: () => T) => Promise<T>,
+    private readonly store: KvBackend,
     private readonly hub: TopicHub,
     private readonly clock: Clock,
   ) {
     hub.provideSnapshot("kv", (_conn, ns) => ({ entries: ns === undefined ? [] : store.list(ns) }));
+    store.onRemote?.((ns, entry) => this.changed(ns, entry));
   }
 
   read(ns: string, key: string): KvReadResult {
@@ -32,7 +63,7 @@ export class Kv {
   /** Write at `updatedAt` (default now); returns the stamp the entry carries. */
   async write(ns: string, key: string, value: unknown, updatedAt?: number): Promise<number> {
     const stamp = updatedAt ?? this.clock.now();
-    const result = await this.commit(() => this.store.write(ns, key, value, stamp));
+    const result = await this.store.write(ns, key, value, stamp);
     if (result.won) this.changed(ns, { key, value, updated_at: stamp });
     return result.updated_at;
   }
@@ -42,7 +73,7 @@ export class Kv {
    * made elsewhere still wins. */
   async delete(ns: string, key: string, updatedAt?: number): Promise<void> {
     const stamp = updatedAt ?? this.clock.now();
-    if (await this.commit(() => this.store.delete(ns, key, stamp))) {
+    if (await this.store.delete(ns, key, stamp)) {
       this.changed(ns, { key, updated_at: stamp, deleted: true });
     }
   }
