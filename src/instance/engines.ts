@@ -3,8 +3,9 @@ import { MutationRunner } from "../board/runner.js";
 import type { TeamBoard } from "../board/team-board.js";
 import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
-import { fitPeers, type InstanceInfo } from "../contract/peers.js";
+import { fitPeers } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
+import { MeshConfigError, readPeersFile } from "../mesh-config.js";
 import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
 import type { PersonAuth } from "./auth/person-auth.js";
@@ -21,6 +22,7 @@ import { fileHandlers } from "./handlers/files.js";
 import { forkOriginHandlers } from "./handlers/fork-origin.js";
 import { launcherHandlers } from "./handlers/launcher.js";
 import { llmHandlers } from "./handlers/llm.js";
+import { meshAdminHandlers } from "./handlers/mesh-admin.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import { sandboxHandlers } from "./handlers/sandbox.js";
 import type { Services } from "./handlers/services.js";
@@ -31,6 +33,8 @@ import type { InstanceStore } from "./instance-store.js";
 import { fileKv, Kv } from "./kv.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
+import { Mesh } from "./mesh/mesh.js";
+import { meshTestHooks } from "./mesh/timers.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
 import { ReservationSweeper } from "./reservation-sweeper.js";
@@ -40,7 +44,7 @@ import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import { serveSessionStatus } from "./transcripts/status.js";
-import type { Connection } from "./wire/connection.js";
+import type { Connection, InboundHandler } from "./wire/connection.js";
 import { serveTeamWorkItems, serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
 /** What the HTTP listener needs for the sandbox origins: the grants, the
@@ -71,11 +75,12 @@ export interface EngineInputs {
    * by the caller; the instance closes it when it stops. Without it the board
    * is the instance's own file. */
   team?: TeamBoard;
-  self(): InstanceInfo;
   httpAddresses(): string[];
   shutdown(reason: string): void;
   /** Person authentication, once HTTP is bound. */
   people(): PersonAuth | undefined;
+  /** Test hooks on: the mesh reads its `CCMSG_TEST_MESH_*` overrides. */
+  testHooks?: boolean;
 }
 
 export interface Engines {
@@ -106,6 +111,11 @@ export interface Engines {
   connections: Set<Connection>;
   /** ccmsg's config as read at start. */
   config: CcmsgConfig;
+  /** The mesh's links (started once HTTP is bound; DR-0047). */
+  mesh: Mesh;
+  /** What every accepted connection reads through: mesh handshakes and link
+   * frames first, then dispatch. */
+  inbound: InboundHandler;
 }
 
 /**
@@ -120,7 +130,7 @@ export function buildEngines(input: EngineInputs): Engines {
   sessions.onChange(() => hub.invalidate("peers"));
   let peersLeftOut = 0;
   hub.provideValue("peers", (_param, budget) => {
-    const fit = fitPeers({ ...sessions.peers(), instances: [input.self()] }, budget);
+    const fit = fitPeers({ ...sessions.peers(), instances: mesh.instances() }, budget);
     if (fit.leftOut !== peersLeftOut && fit.leftOut > 0)
       log.warn({ left_out: fit.leftOut }, "peers frame: rows left out to fit MAX_FRAME_BYTES");
     peersLeftOut = fit.leftOut;
@@ -163,6 +173,15 @@ export function buildEngines(input: EngineInputs): Engines {
   // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (SandboxSide,
   // DR-0042).
   const config = startConfig(input.env, log);
+  // The mesh (DR-0047): the config's list and mesh.json, both checked now
+  // (a damaged one fails startup); links once HTTP is bound (server.ts).
+  const mesh = new Mesh({
+    ...{ id, log, configRows: config.mesh?.endpoints ?? [], peersFile: files.mesh },
+    fileRows: readPeersFile(files.mesh),
+    ...(input.testHooks ? meshTestHooks(input.env) : {}),
+    // A link coming or going shows in `peers` (reachable) at once.
+    changed: () => hub.invalidate("peers"),
+  });
   if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
   // The LLM capabilities when a webhook source is configured (DR-0043).
@@ -194,7 +213,8 @@ export function buildEngines(input: EngineInputs): Engines {
     llmQuota: llm.quota,
     now: () => clock.now(),
     people: input.people,
-    self: input.self,
+    self: () => mesh.instances()[0]!,
+    mesh,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
     shutdown: input.shutdown,
@@ -207,8 +227,9 @@ export function buildEngines(input: EngineInputs): Engines {
     (identity) => {
       if (identity.role === "session") sessions.touch(identity.sid);
     },
-    adminHandlers(services),
+    { ...adminHandlers(services), ...meshAdminHandlers(services) },
   );
+  dispatcher.linkedBy((conn) => mesh.peerOf(conn));
   const runner = new MutationRunner(undefined);
   // The interval syncs write the instance's own board, not a team board.
   const boardSync = input.team
@@ -252,6 +273,8 @@ export function buildEngines(input: EngineInputs): Engines {
     boardSync,
     dispatcher,
     connections,
+    mesh,
+    inbound: mesh.inbound(dispatcher),
   };
 }
 
@@ -281,6 +304,8 @@ function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   try {
     return loadConfig(configFile(undefined, env));
   } catch (error) {
+    // A mesh that silently lost its list would look like unreachable peers.
+    if (error instanceof MeshConfigError) throw error;
     log.error(
       { err: error },
       "config not read: the launcher, interval syncs, LLM webhook and a configured team board are off",

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { InstanceLock } from "../instance-lock.js";
@@ -89,13 +88,13 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const engines = buildEngines({
       ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
       ...{ harness: claimingHarness(env), stateDir: options.stateDir, team: options.team },
-      self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
       ...{ shutdown: (reason: string) => void stop(reason), people: () => http?.people },
+      testHooks: options.testHooks,
     });
     const { sessions, messaging, runner, board, connections, teamBoard } = engines;
     const accept = (transport: Transport) => {
-      const conn = new Connection(transport, engines.dispatcher);
+      const conn = new Connection(transport, engines.inbound);
       if (stopping !== undefined) return conn.close();
       connections.add(conn);
       conn.onClose(() => connections.delete(conn));
@@ -122,6 +121,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           changed: (items) => board.offer(items),
         },
         ...{ search: engines.search, sandbox: engines.sandbox, webhook: engines.webhook },
+        mesh: engines.mesh,
         ...{ network: engines.config.http ?? {}, accessTtlMs: hook("CCMSG_TEST_ACCESS_TTL_MS") },
         testHooks: options.testHooks
           ? {
