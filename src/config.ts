@@ -6,6 +6,7 @@ import { presetProblems } from "./contract/transcript-select.js";
 import type { DumpPreset } from "./contract/transcripts.js";
 import { checkLauncher, type LauncherConfig } from "./launcher-config.js";
 import { checkLlm, type LlmConfig } from "./llm-config.js";
+import { checkMesh, type MeshConfig } from "./mesh-config.js";
 import { isPostgresUrl } from "./store/pg/url.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
@@ -59,6 +60,9 @@ export interface CcmsgConfig {
    * shared by every instance naming it (DR-0046). Default: the instance's
    * own SQLite file. */
   store?: string;
+  /** The instances this one links with (mesh-config.ts, DR-0047), besides
+   * those `ccmsg mesh add` put in `<state dir>/mesh.json`. */
+  mesh?: MeshConfig;
 }
 
 export interface HttpConfig {
@@ -103,6 +107,7 @@ const KNOWN_KEYS = [
   "llm",
   "http",
   "store",
+  "mesh",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -233,6 +238,7 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
       throw bad("store", "must be a postgres://… URL (the default board needs no key)");
     out.store = value.store;
   }
+  if (value.mesh !== undefined) out.mesh = checkMesh(value.mesh, path);
   return out;
 }
 

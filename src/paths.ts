@@ -75,6 +75,8 @@ export const stateFiles = (stateDir: string) => ({
   log: join(stateDir, "daemon.log"),
   /** The owner credential a TCP client presents (mode 0600). */
   ownerSecret: join(stateDir, "owner.secret"),
+  /** The mesh peers `ccmsg mesh add` added (mode 0600; DR-0047). */
+  mesh: join(stateDir, "mesh.json"),
   /** `ccmsg open`'s redirect page, so the one-time link never sits in a
    * browser's command line where other accounts could read it. */
   openPage: join(stateDir, "open.html"),

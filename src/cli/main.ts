@@ -52,6 +52,17 @@ export const COMMANDS: Record<
       "Also spelled `ccmsg daemon passkey add|list|remove [unit] …`.",
     ].join("\n"),
   },
+  mesh: {
+    group: () => import("./mesh.js"),
+    help: "mesh add|list|remove — the instances this one links with",
+    more: [
+      "  add <endpoint> [--id <id>]  trust and dial another instance (both must add each other)",
+      "  list                        each peer: id, endpoint, host, reachable, linked since or last error",
+      "  remove <endpoint|id>        stop trusting a peer; its link closes",
+      "Edits <state dir>/mesh.json (through the running instance when one runs); the config file's",
+      "mesh.endpoints list is trusted as well.",
+    ].join("\n"),
+  },
   ping: {
     group: () => import("./ping.js"),
     help: "ping — health of the instance",

@@ -59,6 +59,8 @@ export class Dispatcher implements InboundHandler {
   private stopping = false;
   /** A connection's greeting still settling, which its later frames wait for. */
   private readonly greetings = new WeakMap<Connection, Promise<void>>();
+  /** The peer a connection is a verified mesh link to (mesh/mesh.ts). */
+  private linkPeer: (conn: Connection) => string | undefined = () => undefined;
 
   constructor(
     private readonly instanceId: string,
@@ -83,6 +85,44 @@ export class Dispatcher implements InboundHandler {
     void next.finally(() => {
       if (this.greetings.get(conn) === next) this.greetings.delete(conn);
     });
+  }
+
+  /** Requests on a verified mesh link follow the receive-side rules (§8):
+   * see `asCaller`. */
+  linkedBy(peerOf: (conn: Connection) => string | undefined): void {
+    this.linkPeer = peerOf;
+  }
+
+  /**
+   * Who a request is dispatched as. On a client connection: the connection's
+   * identity. On a verified mesh link (contract §8): the `caller` the
+   * forwarder stated, re-authorized from scratch by every stage; without one,
+   * the instance itself. A request whose `hops` already holds this instance
+   * went round a loop: it is dropped without a reply (null).
+   */
+  private asCaller(conn: Connection, frame: unknown): Identity | undefined | null {
+    const peer = this.linkPeer(conn);
+    if (peer === undefined) return conn.identity;
+    const f = frame as { op?: unknown; hops?: unknown; caller?: unknown; request_id?: unknown };
+    if (Array.isArray(f.hops) && f.hops.includes(this.instanceId)) {
+      this.log.warn(
+        {
+          peer,
+          op: typeof f.op === "string" ? f.op : undefined,
+          hops: f.hops,
+          request_id: f.request_id,
+        },
+        "dropped a forwarded request that looped back here",
+      );
+      return null;
+    }
+    const c = f.caller as { role?: unknown; sid?: unknown } | undefined;
+    if (typeof c === "object" && c !== null && typeof c.role === "string")
+      // Shape-checked at stage 2 (the envelope's Caller), before any stage reads it.
+      return c.role === "session"
+        ? { role: "session", sid: c.sid as string }
+        : ({ role: c.role } as Identity);
+    return { role: "instance" };
   }
 
   /** Answer a frame that exceeded MAX_FRAME_BYTES (never parsed). */
@@ -110,9 +150,11 @@ export class Dispatcher implements InboundHandler {
       return undefined;
     }
     if (conn.kind === "uds" && this.adminFrame(conn, frame)) return undefined;
+    const identity = this.asCaller(conn, frame);
+    if (identity === null) return undefined;
     let staged: ErrorBody | Admitted;
     try {
-      staged = this.admit(conn, frame);
+      staged = this.admit({ identity }, frame);
     } catch (error) {
       // A rule that throws on some input is a bug to fix, never a crash.
       this.log.error({ err: error }, "admission failed");
@@ -122,7 +164,7 @@ export class Dispatcher implements InboundHandler {
       conn.send(encodeFailure(requestIdOf(frame), staged));
       return undefined;
     }
-    const run = this.run(conn, staged);
+    const run = this.run(conn, staged, identity);
     return staged.op === "hello" ? run : undefined;
   }
 
@@ -197,14 +239,17 @@ export class Dispatcher implements InboundHandler {
 
   /** Stage 7: the implementation; a failure that is not the caller's becomes
    * internal_error with a log line, never a crash. */
-  private async run(conn: Connection, { op, attrs, frame, requestId }: Admitted): Promise<void> {
+  private async run(
+    conn: Connection,
+    { op, attrs, frame, requestId }: Admitted,
+    identity: Identity | undefined,
+  ): Promise<void> {
     const fail = (error: ErrorBody) => conn.send(encodeFailure(requestId, error));
     if (this.stopping) return fail({ code: "internal_error", msg: "instance is shutting down" });
     const handler = this.handlers[op] as Handler<OpName> | undefined;
     if (handler === undefined) {
       return fail({ code: "internal_error", msg: `${op}: not implemented in this build` });
     }
-    const identity = conn.identity;
     if (identity !== undefined) this.onRequest(identity);
     const after: (() => void)[] = [];
     const ctx: RequestContext = {

@@ -5,6 +5,7 @@ import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
 import { fitPeers, type InstanceInfo } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
+import { MeshConfigError, readPeersFile } from "../mesh-config.js";
 import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
 import type { PersonAuth } from "./auth/person-auth.js";
@@ -21,6 +22,7 @@ import { fileHandlers } from "./handlers/files.js";
 import { forkOriginHandlers } from "./handlers/fork-origin.js";
 import { launcherHandlers } from "./handlers/launcher.js";
 import { llmHandlers } from "./handlers/llm.js";
+import { meshAdminHandlers } from "./handlers/mesh-admin.js";
 import { messagingHandlers } from "./handlers/messaging.js";
 import { sandboxHandlers } from "./handlers/sandbox.js";
 import type { Services } from "./handlers/services.js";
@@ -31,6 +33,7 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
+import { Mesh, type MeshTimers } from "./mesh/mesh.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
 import { ReservationSweeper } from "./reservation-sweeper.js";
@@ -76,6 +79,8 @@ export interface EngineInputs {
   shutdown(reason: string): void;
   /** Person authentication, once HTTP is bound. */
   people(): PersonAuth | undefined;
+  /** The mesh's test hooks: shorter timers, where to dial an endpoint. */
+  meshHooks?: { timers?: Partial<MeshTimers>; dial?: Record<string, string> };
 }
 
 export interface Engines {
@@ -106,6 +111,8 @@ export interface Engines {
   connections: Set<Connection>;
   /** ccmsg's config as read at start. */
   config: CcmsgConfig;
+  /** The mesh's links (started once HTTP is bound; DR-0047). */
+  mesh: Mesh;
 }
 
 /**
@@ -120,7 +127,7 @@ export function buildEngines(input: EngineInputs): Engines {
   sessions.onChange(() => hub.invalidate("peers"));
   let peersLeftOut = 0;
   hub.provideValue("peers", (_param, budget) => {
-    const fit = fitPeers({ ...sessions.peers(), instances: [input.self()] }, budget);
+    const fit = fitPeers({ ...sessions.peers(), instances: mesh.instances() }, budget);
     if (fit.leftOut !== peersLeftOut && fit.leftOut > 0)
       log.warn({ left_out: fit.leftOut }, "peers frame: rows left out to fit MAX_FRAME_BYTES");
     peersLeftOut = fit.leftOut;
@@ -158,6 +165,15 @@ export function buildEngines(input: EngineInputs): Engines {
   // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (SandboxSide,
   // DR-0042).
   const config = startConfig(input.env, log);
+  // The mesh (DR-0047): the config's list and mesh.json, both checked now
+  // (a damaged one fails startup); links once HTTP is bound (server.ts).
+  const mesh = new Mesh({
+    ...{ id, log, configRows: config.mesh?.endpoints ?? [], peersFile: files.mesh },
+    fileRows: readPeersFile(files.mesh),
+    ...input.meshHooks,
+    // A link coming or going shows in `peers` (reachable) at once.
+    changed: () => hub.invalidate("peers"),
+  });
   if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
   // The LLM capabilities when a webhook source is configured (DR-0043).
@@ -190,6 +206,7 @@ export function buildEngines(input: EngineInputs): Engines {
     now: () => clock.now(),
     people: input.people,
     self: input.self,
+    mesh,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
     shutdown: input.shutdown,
@@ -202,8 +219,9 @@ export function buildEngines(input: EngineInputs): Engines {
     (identity) => {
       if (identity.role === "session") sessions.touch(identity.sid);
     },
-    adminHandlers(services),
+    { ...adminHandlers(services), ...meshAdminHandlers(services) },
   );
+  dispatcher.linkedBy((conn) => mesh.peerOf(conn));
   const runner = new MutationRunner(undefined);
   // The interval syncs write the instance's own board, not a team board.
   const boardSync = input.team
@@ -247,6 +265,7 @@ export function buildEngines(input: EngineInputs): Engines {
     boardSync,
     dispatcher,
     connections,
+    mesh,
   };
 }
 
@@ -276,6 +295,8 @@ function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   try {
     return loadConfig(configFile(undefined, env));
   } catch (error) {
+    // A mesh that silently lost its list would look like unreachable peers.
+    if (error instanceof MeshConfigError) throw error;
     log.error(
       { err: error },
       "config not read: the launcher, interval syncs, LLM webhook and a configured team board are off",

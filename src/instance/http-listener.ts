@@ -9,6 +9,7 @@ import type { InstanceStore } from "./instance-store.js";
 import type { WebhookDeps } from "./llm/webhook.js";
 import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
+import type { MeshHttpSide } from "./wire/http.js";
 import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
 import type { Accept } from "./wire/transport.js";
 
@@ -37,6 +38,8 @@ export interface HttpListenerOptions {
   network: HttpConfig;
   /** An access token's lifetime (a test hook; default ACCESS_TTL_MS). */
   accessTtlMs: number | undefined;
+  /** The mesh's side: its WebSocket links and the one-off key route. */
+  mesh?: MeshHttpSide;
 }
 
 /**
@@ -84,6 +87,7 @@ export async function startHttp(
       network: options.network,
       people: () => people,
       instanceId: owner.run.instance,
+      ...(options.mesh === undefined ? {} : { mesh: options.mesh }),
       console: (app) => consoleFiles(app),
       hosted: sandboxHost({ ...options.sandbox, log: options.log }),
       plugins: (app) => {

@@ -28,6 +28,8 @@ export interface StopParts {
   search: { close(): Promise<void> };
   llm: { close(): void };
   hub: TopicHub;
+  /** The mesh's links and dials (DR-0047). */
+  mesh: { stop(): void };
   connections: ReadonlySet<Connection>;
   uds: KeptSocket;
   http: { close(): Promise<void> } | undefined;
@@ -55,6 +57,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   await parts.teamBoard?.close().catch((error) => log.warn({ err: error }, "team board close"));
   const restarting = encodeEvent({ ev: "restarting", instance: parts.id });
   for (const conn of parts.connections) conn.send(restarting);
+  parts.mesh.stop();
   parts.store.queue.flush();
   parts.presence.dispose();
   parts.reservations.dispose();

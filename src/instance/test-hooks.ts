@@ -3,6 +3,7 @@ import { controlPaneMetrics } from "../board/http.js";
 import type { MutationRunner } from "../board/runner.js";
 import type { Db } from "../store/database.js";
 import type { Clock } from "./clock.js";
+import type { MeshPort } from "./mesh/port.js";
 
 /** What the test-only routes reach. Registered only when a test starts the
  * instance with `--test-hooks`; a production instance has none of them. */
@@ -18,6 +19,8 @@ export interface TestHooks {
   compacted(): Promise<number>;
   /** What receives a session's inbox now: `wait` (a waiter), `plain`, or none. */
   inboxReceiver(sid: string): string | undefined;
+  /** The mesh's port (mesh/test-routes.ts). */
+  mesh?: MeshPort;
 }
 
 /** The test-only routes, as their own encapsulated plugin. */
@@ -38,6 +41,10 @@ export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): P
   app.get("/_test/inbox-receiver/:sid", async (req) => ({
     receiver: hooks.inboxReceiver((req.params as { sid: string }).sid) ?? null,
   }));
+  if (hooks.mesh !== undefined) {
+    const { meshTestRoutes } = await import("./mesh/test-routes.js");
+    await meshTestRoutes(app, hooks.mesh);
+  }
   // Move the instance clock instead of sleeping.
   app.post("/_test/clock", async (req) => {
     const ms = Number((req.body as { advance_ms?: unknown } | undefined)?.advance_ms);

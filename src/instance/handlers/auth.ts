@@ -39,7 +39,14 @@ export function authHandlers(s: Services): Handlers {
 
 /** Instance-private frames over the Unix socket only (contract §9.5: "an
  * administrative frame"); never ops of the table, never on a WebSocket. */
-export const ADMIN_OPS = ["admin_passkey_add", "admin_passkey_list", "admin_passkey_remove"];
+export const ADMIN_OPS = [
+  "admin_passkey_add",
+  "admin_passkey_list",
+  "admin_passkey_remove",
+  "admin_mesh_add",
+  "admin_mesh_list",
+  "admin_mesh_remove",
+];
 
 export function adminHandlers(
   s: Services,

@@ -39,7 +39,7 @@ export function connectHandlers(s: Services): Handlers {
   }
 
   return {
-    async hello(args, { conn }) {
+    async hello(args, { conn, afterReply }) {
       // A person's access token speaks for a person: never a session or an
       // instance (those use the local socket, or a mesh proof).
       if (conn.person !== undefined && args.role !== "user")
@@ -48,12 +48,16 @@ export function connectHandlers(s: Services): Handlers {
           "a connection opened with a person's access token greets with role user",
         );
       if (args.role === "instance" && conn.kind === "ws") {
-        // Over WebSocket an instance must prove its endpoint (mesh handshake);
-        // over the local socket, access to the socket file is the proof.
-        throw contractError(
-          "internal_error",
-          "instance greetings over WebSocket: not implemented in this build",
-        );
+        // Over WebSocket an instance must prove its endpoint first (the mesh
+        // handshake, mesh/mesh.ts); this reply is then the ack and the link
+        // is up once it is queued. Over the local socket, access to the
+        // socket file is the proof.
+        if (!s.mesh.greetingVerified(conn))
+          throw contractError(
+            "forbidden",
+            "an instance greeting over WebSocket needs the mesh proof",
+          );
+        afterReply(() => s.mesh.acked(conn));
       }
       if (args.role === "session" && args.sid !== undefined) {
         const sid = args.sid;
@@ -79,7 +83,8 @@ export function connectHandlers(s: Services): Handlers {
       return {
         protocol_version: PROTOCOL_VERSION,
         instance: s.instanceId,
-        instances: [s.self()],
+        ...(s.mesh.configured && s.mesh.endpoint ? { endpoint: s.mesh.endpoint } : {}),
+        instances: s.mesh.instances(),
         capabilities: [...s.capabilities],
         version: s.version,
         started_at: s.startedAt,

@@ -5,6 +5,7 @@ import type { PersonAuth } from "../auth/person-auth.js";
 import type { Kv } from "../kv.js";
 import type { LlmQuota } from "../llm/quota.js";
 import type { LlmUsage } from "../llm/usage.js";
+import type { Mesh } from "../mesh/mesh.js";
 import type { Messaging } from "../messaging.js";
 import type { HarnessKind, Presence } from "../presence.js";
 import type { SandboxGrants } from "../sandbox/grants.js";
@@ -52,6 +53,9 @@ export interface Services {
   people(): PersonAuth | undefined;
   /** This instance as `InstanceInfo` (itself, reachable). */
   self(): InstanceInfo;
+  /** The mesh's links (a MeshPort, plus the handshake's and the
+   * administrative frames' side; DR-0047). */
+  mesh: Mesh;
   clientCount(): number;
   httpAddresses(): string[];
   /** Begin a graceful stop (after the current reply is written). */

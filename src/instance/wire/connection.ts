@@ -33,6 +33,8 @@ export class Connection {
   readonly peer: PeerEndpoint | undefined;
   /** The person whose access token opened it, if one did. */
   readonly person: PersonSession | undefined;
+  /** Opened for the mesh handshake only (Transport.meshOnly). */
+  readonly meshOnly: boolean;
   readonly outbound: Outbound;
   private state_: ConnectionState = "opening";
   private identity_: Identity | undefined;
@@ -48,6 +50,7 @@ export class Connection {
     this.kind = transport.kind;
     this.peer = transport.peer;
     this.person = transport.person;
+    this.meshOnly = transport.meshOnly === true;
     this.outbound = new Outbound(transport.writer, {
       pause: () => this.pauseReading("replies"),
       resume: () => this.resumeReading("replies"),
@@ -108,12 +111,13 @@ export class Connection {
     this.closeListeners.push(listener);
   }
 
-  /** End the connection from this side. */
-  close(): void {
+  /** End the connection from this side (a WebSocket with `code` and
+   * `reason` when given). */
+  close(code?: number, reason?: string): void {
     if (this.state_ === "closing" || this.state_ === "closed") return;
     this.state_ = "closing";
     this.outbound.flush();
-    this.transport.writer.close();
+    this.transport.writer.close(code, reason);
   }
 
   /** The transport reported the end of the stream. */

@@ -27,7 +27,13 @@ import {
   UNAUTHENTICATED_PAGE,
 } from "./owner-auth.js";
 import { tcpPeer } from "./peer-endpoint.js";
-import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
+import {
+  type Accept,
+  type FrameReader,
+  type FrameWriter,
+  MESH_SUBPROTOCOL,
+  type Transport,
+} from "./transport.js";
 import { interceptWebSocketData } from "./ws-frames.js";
 
 /** The `ws` library's own message limit. Data messages never reach its
@@ -58,7 +64,19 @@ export interface HttpOptions {
   /** Person authentication (DR-0044); absent or undefined = owner only. */
   people?: () => PersonAuth | undefined;
   instanceId?: string;
+  /** The mesh (DR-0047): links open with the mesh subprotocol and no
+   * credential, and the one-off key route; absent = neither is served. */
+  mesh?: MeshHttpSide;
 }
+
+/** What the listener asks the mesh (instance/mesh/mesh.ts). */
+export interface MeshHttpSide {
+  /** Answer `POST <endpoint>mesh/jwk/<kid>` (body `{challenge}`). */
+  keyRequest(kid: string, body: unknown, ip: string | undefined): { status: number; body: object };
+}
+
+/** The key route's path below the endpoint's; kids are base64url. */
+const MESH_KEY_PATH = /mesh\/jwk\/([A-Za-z0-9_-]{16,128})$/;
 
 /** The console's hashed files (console-files.ts): no data in them. */
 const ASSET_PATH = /\/assets\/[A-Za-z0-9_.-]+$/;
@@ -145,9 +163,24 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
       return;
     }
+    const offered = offeredProtocols(req.headers);
+    // A mesh peer holds no credential of this instance: its socket may only
+    // greet as an instance and prove its endpoint (mesh/mesh.ts), and no
+    // browser page may open one.
+    if (options.mesh !== undefined && offered.includes(MESH_SUBPROTOCOL)) {
+      if (req.headers.origin !== undefined) {
+        socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
+        return;
+      }
+      chosen.set(req, MESH_SUBPROTOCOL);
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        const transport = webSocketTransport(ws, socket);
+        options.accept({ ...transport, peer: tcpPeer(socket), meshOnly: true });
+      });
+      return;
+    }
     const principal = who(req.headers, ip);
     if (!("kind" in principal)) return refuseUpgrade(socket, principal);
-    const offered = offeredProtocols(req.headers);
     let protocol: string | undefined;
     if (principal.kind === "person") {
       // A person's socket must come from the web UI the family was minted
@@ -207,6 +240,10 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       });
     });
   };
+  const isMeshKeyPath = (path: string) =>
+    path.startsWith(`${basePath}mesh/jwk/`) &&
+    path.length > basePath.length &&
+    MESH_KEY_PATH.test(path.slice(basePath.length));
   const authPaths = new Set(
     ["challenge", "register", "assert", "refresh"].map((r) => `${basePath}auth/${r}`),
   );
@@ -225,6 +262,13 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
     const url = new URL(req.url, "http://ccmsg.invalid");
     if (req.method === "POST" && WEBHOOK_PATH.test(url.pathname)) return;
     if (req.method === "POST" && authPaths.has(url.pathname)) return;
+    // The mesh key route: a peer has no credential here, and no browser
+    // has any business asking (any Origin is refused).
+    if (options.mesh !== undefined && req.method === "POST" && isMeshKeyPath(url.pathname)) {
+      if (req.headers.origin !== undefined)
+        return reply.code(403).send({ ok: false, error: "no Origin may ask for a mesh key" });
+      return;
+    }
     if (req.method === "GET" && url.pathname.endsWith(SIGN_IN_PATH)) {
       const answer = isLoopbackAddress(ip)
         ? owner.signIn(url.pathname, url.searchParams.get("token") ?? undefined)
@@ -268,6 +312,16 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       clientIp: (r: { raw: IncomingMessage }) => clientOf(r.raw),
     };
     authRoutes(auth, deps);
+    const mesh = options.mesh;
+    if (mesh !== undefined)
+      auth.post(`${basePath}mesh/jwk/:kid`, async (req, reply) => {
+        const kid = MESH_KEY_PATH.exec(new URL(req.url, "http://ccmsg.invalid").pathname)?.[1];
+        const answer =
+          kid === undefined
+            ? { status: 404, body: { ok: false, error: "no such key" } }
+            : mesh.keyRequest(kid, req.body, clientOf(req.raw));
+        return reply.code(answer.status).header("cache-control", "no-store").send(answer.body);
+      });
     const personOf = (raw: IncomingMessage) => {
       const found = principals.get(raw);
       const p = people();
@@ -355,7 +409,7 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
     backlog: () => ws.bufferedAmount,
     // `ws` has no drain event of its own; its socket's is the same signal.
     onDrain: (listener) => raw.on("drain", listener),
-    close: () => closeWith(1001, "instance stopping"),
+    close: (code, reason) => closeWith(code ?? 1001, reason ?? "instance stopping"),
   };
   return { kind: "ws", reader, writer };
 }

@@ -36,7 +36,9 @@ export interface FrameWriter {
   write(line: string): void;
   backlog(): number;
   onDrain(listener: () => void): void;
-  close(): void;
+  /** A WebSocket closes with `code` and `reason` when given (the mesh's
+   * 4000-range codes, DR-0047); the local socket ignores them. */
+  close(code?: number, reason?: string): void;
 }
 
 import type { PersonSession } from "../auth/person-session.js";
@@ -53,7 +55,14 @@ export interface Transport {
   readonly peer?: PeerEndpoint;
   /** Present when a person's access token opened it (WebSocket only). */
   readonly person?: PersonSession;
+  /** Opened with the mesh subprotocol and no credential: it may only greet
+   * as an instance and prove its endpoint (contract §8.1, DR-0047). */
+  readonly meshOnly?: true;
 }
+
+/** The WebSocket subprotocol a mesh peer dials with (it holds no owner
+ * credential and no access token; the handshake is its proof). */
+export const MESH_SUBPROTOCOL = "ccmsg.mesh";
 
 /** Where a listener hands each accepted peer. */
 export type Accept = (transport: Transport) => void;

@@ -1,0 +1,159 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { connect as netConnect, type Socket } from "node:net";
+import { WebSocket } from "ws";
+import { MAX_FRAME_BYTES } from "../../contract/constants.js";
+import { LineFramer } from "../../line-framer.js";
+import type { FrameReader, FrameWriter, Transport } from "../wire/transport.js";
+import { MESH_SUBPROTOCOL } from "../wire/transport.js";
+
+// The dialer's side of a link's sockets: the WebSocket to `<endpoint>ws` and
+// the one-off key fetch (C2) to `<endpoint>mesh/jwk/<kid>`. `tcpTo`
+// (`host:port`, a test hook) only says where the TCP connection goes; the
+// URL, and so the Host header, stays the endpoint's.
+
+const NEWLINE = Buffer.from("\n");
+/** A key answer is a few hundred bytes; anything much larger is refused. */
+const KEY_ANSWER_MAX_BYTES = 16 * 1024;
+
+export interface DialedSocket {
+  transport: Transport;
+  /** The close code the other side (or this one) ended it with. */
+  closeCode(): number | undefined;
+}
+
+const connectTo = (tcpTo: string | undefined) => {
+  if (tcpTo === undefined) return undefined;
+  const colon = tcpTo.lastIndexOf(":");
+  const host = tcpTo.slice(0, colon).replace(/^\[|\]$/g, "");
+  const port = Number(tcpTo.slice(colon + 1));
+  return () => netConnect({ host, port });
+};
+
+/** Open the link's WebSocket; resolves once upgraded (frames are read only
+ * after the connection listens, as on the accepting side). */
+export function dialLink(
+  endpoint: string,
+  tcpTo: string | undefined,
+  timeoutMs: number,
+): Promise<DialedSocket> {
+  return new Promise((resolve, reject) => {
+    const create = connectTo(tcpTo);
+    const ws = new WebSocket(`${endpoint}ws`, [MESH_SUBPROTOCOL], {
+      perMessageDeflate: false,
+      handshakeTimeout: timeoutMs,
+      maxPayload: 64 * MAX_FRAME_BYTES,
+      followRedirects: false,
+      ...(create === undefined ? {} : { createConnection: create }),
+    });
+    let socket: Socket | undefined;
+    let code: number | undefined;
+    ws.on("upgrade", (res: IncomingMessage) => {
+      socket = res.socket as Socket;
+    });
+    ws.on("close", (c) => {
+      code ??= c;
+    });
+    ws.once("error", (error) => reject(error));
+    ws.once("open", () => {
+      if (ws.protocol !== MESH_SUBPROTOCOL) {
+        ws.terminate();
+        reject(new Error("the peer did not take the mesh subprotocol"));
+        return;
+      }
+      ws.pause();
+      let framer: LineFramer | undefined;
+      ws.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => {
+        const bytes = Array.isArray(data)
+          ? Buffer.concat(data)
+          : Buffer.isBuffer(data)
+            ? data
+            : Buffer.from(data);
+        framer?.push(bytes);
+        framer?.push(NEWLINE);
+      });
+      const reader: FrameReader = {
+        listen(handlers) {
+          framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
+          ws.on("error", () => {});
+          ws.on("close", handlers.closed);
+          if (ws.readyState !== ws.OPEN) handlers.closed();
+          else ws.resume();
+        },
+        pause: () => ws.pause(),
+        resume: () => ws.resume(),
+      };
+      const writer: FrameWriter = {
+        write(line) {
+          if (ws.readyState === ws.OPEN) ws.send(`${line}\n`);
+        },
+        backlog: () => ws.bufferedAmount,
+        onDrain: (listener) => socket?.on("drain", listener),
+        close(c, reason) {
+          code ??= c;
+          if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING)
+            ws.close(c ?? 1000, reason);
+          // A peer that never answers the close (a black hole) is cut.
+          setTimeout(() => ws.terminate(), 1000).unref();
+        },
+      };
+      resolve({ transport: { kind: "ws", reader, writer }, closeCode: () => code });
+    });
+  });
+}
+
+/**
+ * C2 (§8.1 step 4): `POST <iss>mesh/jwk/<kid>` with `{"challenge": …}`; the
+ * answer is the one-off public JWK. Rejects on any status but 200, a body
+ * that is not a JSON object, or after `timeoutMs`.
+ */
+export function fetchKey(
+  iss: string,
+  kid: string,
+  challenge: string,
+  tcpTo: string | undefined,
+  timeoutMs: number,
+): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(`mesh/jwk/${encodeURIComponent(kid)}`, iss);
+    const body = JSON.stringify({ challenge });
+    const create = connectTo(tcpTo);
+    const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: "POST",
+        // A fresh connection, closed after the answer: C2 is one exchange.
+        agent: false,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        timeout: timeoutMs,
+        ...(create === undefined ? {} : { createConnection: create }),
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        let size = 0;
+        res.on("data", (c: Buffer) => {
+          size += c.length;
+          if (size > KEY_ANSWER_MAX_BYTES) req.destroy(new Error("key answer too large"));
+          else parts.push(c);
+        });
+        res.on("end", () => {
+          if (res.statusCode !== 200)
+            return reject(new Error(`key route answered ${res.statusCode}`));
+          try {
+            const v: unknown = JSON.parse(Buffer.concat(parts).toString("utf8"));
+            if (typeof v !== "object" || v === null) throw new Error("not an object");
+            resolve(v);
+          } catch {
+            reject(new Error("key route answered something other than a JWK"));
+          }
+        });
+        res.on("error", reject);
+      },
+    );
+    const timer = setTimeout(() => req.destroy(new Error("key fetch timed out")), timeoutMs);
+    req.on("close", () => clearTimeout(timer));
+    req.on("timeout", () => req.destroy(new Error("key fetch timed out")));
+    req.on("error", reject);
+    req.end(body);
+  });
+}

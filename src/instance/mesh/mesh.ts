@@ -1,0 +1,1105 @@
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import { MAX_FRAME_BYTES, PROTOCOL_VERSION } from "../../contract/constants.js";
+import type { Identity } from "../../contract/envelope.js";
+import { ContractError, contractError } from "../../contract/errors.js";
+import { encodeFailure, fitsFrame } from "../../contract/frames.js";
+import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
+import type { InstanceInfo } from "../../contract/peers.js";
+import { normalizeEndpoint, type PeerRow, writePeersFileAsync } from "../../mesh-config.js";
+import { VERSION } from "../../version.js";
+import type { Dispatcher } from "../dispatch.js";
+import { Connection, type InboundHandler } from "../wire/connection.js";
+import { dialLink, fetchKey } from "./dial.js";
+import {
+  MESH_VER,
+  type OneOffKey,
+  oneOffKey,
+  PROOF_TTL_SECS,
+  randomToken,
+  signProof,
+  verifyProof,
+} from "./jws.js";
+import type { LinkReply, MeshFrame, MeshPort, RelayedFrame } from "./port.js";
+
+// The mesh's links (contract §8, §8.1; DR-0047): who is trusted, the
+// handshake on both sides, one kept link per peer, heartbeats, reconnects,
+// and the MeshPort the rest of the instance uses over them.
+
+export interface MeshTimers {
+  /** A beat is sent on every link this often. */
+  heartbeatMs: number;
+  /** A link nothing arrived on for this long is dead. */
+  deadMs: number;
+  /** The shortest wait before dialing again; the longest is 12 times it. */
+  backoffMs: number;
+}
+
+export const MESH_TIMERS: MeshTimers = { heartbeatMs: 20_000, deadMs: 60_000, backoffMs: 5_000 };
+const BACKOFF_MAX_FACTOR = 12;
+/** A request over a link without a reply this long fails (§8.1). */
+export const REQUEST_TIMEOUT_MS = 10_000;
+/** The longest a handshake may take, either side. */
+const HANDSHAKE_MAX_MS = 10_000;
+/** The key route's budget per source address (contract §1.1). */
+const KEY_REQUESTS_PER_SECOND = 20;
+
+/** WebSocket close codes of the mesh (DR-0047). */
+export const CLOSE = {
+  /** The other of two links both sides dialed (glare): not a reason to reconnect. */
+  duplicate: 4000,
+  /** The handshake failed (§8.1's list), or a frame came before the ack. */
+  refused: 4001,
+  /** The peer was removed from this instance's list. */
+  removed: 4002,
+  /** Nothing arrived for `deadMs`. */
+  silent: 4003,
+  /** The instance stops. */
+  stopping: 1001,
+} as const;
+
+const ID = new RegExp(INSTANCE_ID_PATTERN);
+const HELLO_RID = "mesh-hello";
+/** Instance-rule frames the port itself speaks; `onFrame` cannot take them. */
+const OWN_KINDS = new Set(["beat", "about", "proof"]);
+const CHALLENGE = /^[A-Za-z0-9_-]{22,256}$/;
+
+export interface MeshOptions {
+  id: string;
+  log: Logger;
+  /** The config's `mesh.endpoints` (fixed until a restart). */
+  configRows: PeerRow[];
+  /** `<state dir>/mesh.json` and its rows as read at start. */
+  peersFile: string;
+  fileRows: PeerRow[];
+  timers?: Partial<MeshTimers>;
+  /** Test hook: where to open the TCP connection for an endpoint (`host:port`). */
+  dial?: Record<string, string>;
+  /** What `instances()` returns changed (a link, a row, a host). */
+  changed(): void;
+}
+
+interface Pending {
+  resolve(reply: LinkReply): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+interface Peer {
+  endpoint: string;
+  /** The id a row states; a greeting naming another is refused. */
+  configuredId?: string;
+  fromConfig: boolean;
+  fromFile: boolean;
+  /** Bound once a handshake with it passed (or stated by its row). */
+  id?: string;
+  host?: string;
+  /** The kept link; `links` also holds a glare twin until it is closed. */
+  link?: Link;
+  links: Set<Link>;
+  dialing?: Outgoing;
+  retry?: NodeJS.Timeout;
+  failures: number;
+  lastError?: string;
+  removed: boolean;
+}
+
+interface Link {
+  peer: Peer;
+  conn: Connection;
+  /** `out`: this instance dialed it. */
+  direction: "in" | "out";
+  since: number;
+  lastHeard: number;
+  pending: Map<string, Pending>;
+  beat?: NodeJS.Timeout;
+  ended: boolean;
+}
+
+/** The dialer's side of one handshake. */
+interface Outgoing {
+  peer: Peer;
+  conn?: Connection;
+  closeCode?: () => number | undefined;
+  key?: OneOffKey;
+  kid?: string;
+  proofSent: boolean;
+  timer: NodeJS.Timeout;
+  done: boolean;
+}
+
+/** The receiver's side of one handshake. */
+interface Incoming {
+  conn: Connection;
+  peer: Peer;
+  claim: { ver: number; iss: string; aud: string; id: string; kid: string };
+  line: string;
+  requestId: string;
+  challenge: string;
+  jwk?: unknown;
+  proof?: unknown;
+  timer: NodeJS.Timeout;
+  done: boolean;
+}
+
+interface Relay {
+  topic: string;
+  caller: Identity | undefined;
+  onFrame: (peer: string, frame: RelayedFrame) => void;
+}
+
+type Inner = Pick<Dispatcher, "frame" | "oversized" | "admit">;
+
+export interface MeshListing {
+  self: { id: string; endpoint?: string; host: string };
+  /** Why the mesh does nothing, when it does nothing. */
+  inert?: string;
+  peers: {
+    endpoint: string;
+    id?: string;
+    host: string;
+    source: "config" | "file" | "config+file";
+    reachable: boolean;
+    linked_since?: number;
+    direction?: "in" | "out";
+    last_error?: string;
+  }[];
+}
+
+export class Mesh implements MeshPort {
+  readonly id: string;
+  private readonly log: Logger;
+  private readonly timers: MeshTimers;
+  private readonly handshakeMs: number;
+  private endpoint_: string | undefined;
+  private inert_: string | undefined = "the instance has not bound its HTTP listener yet";
+  private readonly host = hostname() || "localhost";
+  private readonly peers = new Map<string, Peer>();
+  private fileRows: PeerRow[];
+  private fileWrite: Promise<void> = Promise.resolve();
+  /** Verified links and handshakes in progress, by connection. */
+  private readonly links = new Map<Connection, Link>();
+  private readonly outgoing = new Map<Connection, Outgoing>();
+  private readonly incoming = new Map<Connection, Incoming>();
+  /** Verified, the `hello` on its way through dispatch: its reply is the ack. */
+  private readonly acking = new Map<Connection, { peer: Peer; id: string }>();
+  /** One-off keys this instance serves at `mesh/jwk/<kid>` while it dials. */
+  private readonly keys = new Map<string, Outgoing>();
+  private readonly relays = new Set<Relay>();
+  private readonly frameHandlers = new Map<string, ((from: string, frame: MeshFrame) => void)[]>();
+  private readonly linkListeners: ((peer: string, up: boolean) => void)[] = [];
+  private readonly keyBudget = new Map<string, { at: number; used: number }>();
+  private inner: Inner | undefined;
+  private counter = 0;
+  private stopped = false;
+
+  constructor(private readonly options: MeshOptions) {
+    this.id = options.id;
+    this.log = options.log;
+    this.timers = { ...MESH_TIMERS, ...options.timers };
+    this.handshakeMs = Math.min(HANDSHAKE_MAX_MS, this.timers.deadMs);
+    this.fileRows = [...options.fileRows];
+  }
+
+  // --- lifecycle ---
+
+  /** The handler every accepted connection reads through: mesh handshakes
+   * and link frames are taken here, everything else goes on to dispatch. */
+  inbound(inner: Inner): InboundHandler {
+    this.inner = inner;
+    return {
+      frame: (conn, line) => this.frame(conn, line),
+      oversized: (conn) => this.oversized(conn),
+    };
+  }
+
+  /** Begin with this instance's endpoint (dialing every peer), or stay inert
+   * and say why. */
+  start(endpoint: string | undefined, inertWhy?: string): void {
+    if (endpoint === undefined) {
+      this.inert_ = inertWhy ?? "no endpoint";
+      return;
+    }
+    this.endpoint_ = endpoint;
+    this.inert_ = undefined;
+    for (const row of this.options.configRows) this.upsert(row, "config");
+    for (const row of this.fileRows) this.upsert(row, "file");
+    if (this.peers.size > 0)
+      this.log.info({ endpoint, peers: [...this.peers.keys()] }, "mesh starting");
+    for (const peer of this.peers.values()) this.ensureDial(peer);
+    this.options.changed();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const peer of this.peers.values()) {
+      clearTimeout(peer.retry);
+      if (peer.dialing) this.outFail(peer.dialing, "the instance stops");
+      for (const link of [...peer.links]) this.end(link, CLOSE.stopping, "the instance stops");
+    }
+    for (const hs of [...this.incoming.values()]) this.inFail(hs, "the instance stops");
+  }
+
+  /** This instance's endpoint, once it has one. */
+  get endpoint(): string | undefined {
+    return this.endpoint_;
+  }
+
+  get configured(): boolean {
+    return this.endpoint_ !== undefined && this.peers.size > 0;
+  }
+
+  // --- MeshPort ---
+
+  instances(): InstanceInfo[] {
+    const self: InstanceInfo = {
+      id: this.id,
+      ...(this.endpoint_ === undefined ? {} : { endpoint: this.endpoint_ }),
+      host: this.host,
+      reachable: true,
+    };
+    return [
+      self,
+      ...[...this.peers.values()].map((p) => ({
+        ...(p.id === undefined ? {} : { id: p.id }),
+        endpoint: p.endpoint,
+        host: p.host ?? (new URL(p.endpoint).hostname || p.endpoint),
+        reachable: p.link !== undefined,
+      })),
+    ];
+  }
+
+  linked(): string[] {
+    return [...this.peers.values()].flatMap((p) => (p.link && p.id ? [p.id] : []));
+  }
+
+  anyUnreachable(): boolean {
+    for (const p of this.peers.values()) if (p.link === undefined) return true;
+    return false;
+  }
+
+  peerOf(conn: Connection): string | undefined {
+    return this.links.get(conn)?.peer.id;
+  }
+
+  request(
+    to: string,
+    frame: Record<string, unknown>,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+  ): Promise<LinkReply> {
+    const link = this.linkTo(to);
+    if (link === undefined)
+      return Promise.reject(contractError("instance_unreachable", `no link to instance ${to}`));
+    return this.requestOn(link, frame, timeoutMs);
+  }
+
+  relay(
+    topic: string,
+    caller: Identity | undefined,
+    onFrame: (peer: string, frame: RelayedFrame) => void,
+  ): () => void {
+    const relay: Relay = { topic, caller, onFrame };
+    this.relays.add(relay);
+    for (const peer of this.peers.values()) if (peer.link) this.subscribeOn(relay, peer.link);
+    return () => {
+      if (!this.relays.delete(relay)) return;
+      if ([...this.relays].some((r) => r.topic === topic)) return;
+      for (const peer of this.peers.values())
+        if (peer.link)
+          this.requestOn(peer.link, { op: "topic_unsubscribe", topic }).catch(() => {});
+    };
+  }
+
+  send(to: string, frame: MeshFrame): boolean {
+    const link = this.linkTo(to);
+    if (link === undefined) return false;
+    link.conn.send(JSON.stringify(frame));
+    return true;
+  }
+
+  onFrame(kind: string, handler: (from: string, frame: MeshFrame) => void): void {
+    if (OWN_KINDS.has(kind)) throw new Error(`mesh frame kind ${kind} is the port's own`);
+    const list = this.frameHandlers.get(kind) ?? [];
+    list.push(handler);
+    this.frameHandlers.set(kind, list);
+  }
+
+  onLink(listener: (peer: string, up: boolean) => void): void {
+    this.linkListeners.push(listener);
+  }
+
+  // --- the hello handler's side (handlers/connect.ts) ---
+
+  /** Whether an instance greeting on this WebSocket has passed its proof. */
+  greetingVerified(conn: Connection): boolean {
+    return this.acking.has(conn);
+  }
+
+  /** The greeting's reply (the ack) is queued: the link is up. */
+  acked(conn: Connection): void {
+    const verified = this.acking.get(conn);
+    if (verified === undefined) return;
+    this.acking.delete(conn);
+    if (conn.isClosed || verified.peer.removed) return;
+    this.linkUp(verified.peer, conn, "in", verified.id);
+  }
+
+  // --- the key route (wire/http.ts) ---
+
+  /** Answer `POST <endpoint>mesh/jwk/<kid>` with body `{challenge}`. */
+  keyRequest(kid: string, body: unknown, ip: string | undefined): { status: number; body: object } {
+    if (!this.allowKeyRequest(ip ?? "?"))
+      return { status: 429, body: { ok: false, error: "too many key requests" } };
+    const out = this.keys.get(kid);
+    if (out === undefined || out.key === undefined || out.done)
+      return { status: 404, body: { ok: false, error: "no such key" } };
+    const challenge = (body as { challenge?: unknown } | null)?.challenge;
+    if (typeof challenge !== "string" || !CHALLENGE.test(challenge)) {
+      this.outFail(out, "the key was asked for without a valid challenge");
+      return {
+        status: 400,
+        body: { ok: false, error: "challenge: 22 to 256 base64url characters" },
+      };
+    }
+    // One fetch per key: sign now, then forget the private half.
+    const key = out.key;
+    this.keys.delete(kid);
+    out.key = undefined;
+    const jws = signProof(key, {
+      ver: MESH_VER,
+      iss: this.endpoint_ ?? "",
+      aud: out.peer.endpoint,
+      challenge,
+      exp: Math.floor(Date.now() / 1000) + PROOF_TTL_SECS,
+    });
+    out.proofSent = true;
+    // The key answers C2 first; the proof follows on the main connection.
+    setImmediate(() => {
+      if (!out.done) out.conn?.send(JSON.stringify({ mesh: "proof", jws }));
+    });
+    return { status: 200, body: key.jwk };
+  }
+
+  private allowKeyRequest(ip: string): boolean {
+    const now = Date.now();
+    const b = this.keyBudget.get(ip);
+    if (b === undefined || now - b.at >= 1000) {
+      if (this.keyBudget.size > 4096) this.keyBudget.clear();
+      this.keyBudget.set(ip, { at: now, used: 1 });
+      return true;
+    }
+    return ++b.used <= KEY_REQUESTS_PER_SECOND;
+  }
+
+  // --- the peers list (administrative frames) ---
+
+  list(): MeshListing {
+    return {
+      self: {
+        id: this.id,
+        ...(this.endpoint_ ? { endpoint: this.endpoint_ } : {}),
+        host: this.host,
+      },
+      ...(this.inert_ === undefined ? {} : { inert: this.inert_ }),
+      peers: this.rows().map((row) => {
+        const p = this.peers.get(row.endpoint);
+        const link = p?.link;
+        return {
+          endpoint: row.endpoint,
+          ...((p?.id ?? row.id) ? { id: p?.id ?? row.id } : {}),
+          host: p?.host ?? new URL(row.endpoint).hostname,
+          source: row.source,
+          reachable: link !== undefined,
+          ...(link ? { linked_since: link.since, direction: link.direction } : {}),
+          ...(p?.lastError && !link ? { last_error: p.lastError } : {}),
+        };
+      }),
+    };
+  }
+
+  /** Every listed row (config and file), self excluded once known. */
+  private rows(): (PeerRow & { source: "config" | "file" | "config+file" })[] {
+    const out = new Map<string, PeerRow & { source: "config" | "file" | "config+file" }>();
+    for (const r of this.options.configRows) out.set(r.endpoint, { ...r, source: "config" });
+    for (const r of this.fileRows) {
+      const had = out.get(r.endpoint);
+      out.set(r.endpoint, had ? { ...had, source: "config+file" } : { ...r, source: "file" });
+    }
+    return [...out.values()].filter((r) => !this.isSelf(r));
+  }
+
+  async add(
+    input: string,
+    id?: string,
+  ): Promise<{ endpoint: string; id?: string; added: boolean }> {
+    const endpoint = normalizeEndpoint(input);
+    if (endpoint === undefined)
+      throw contractError("invalid_args", `not an endpoint: ${input} (an http(s) base URL)`);
+    if (id !== undefined && !ID.test(id))
+      throw contractError("invalid_args", "id: an instance id is 32 lower-case hex digits");
+    if (endpoint === this.endpoint_ || id === this.id)
+      throw contractError("invalid_args", `${endpoint} is this instance itself`);
+    const at = this.fileRows.findIndex((r) => r.endpoint === endpoint);
+    const row: PeerRow = id === undefined ? { endpoint } : { endpoint, id };
+    const same = at >= 0 && this.fileRows[at]!.id === id;
+    if (!same) {
+      const rows = [...this.fileRows];
+      if (at >= 0) rows[at] = row;
+      else rows.push(row);
+      await this.saveRows(rows);
+    }
+    if (this.endpoint_ !== undefined) {
+      const peer = this.upsert(row, "file");
+      this.ensureDial(peer);
+      this.options.changed();
+    }
+    return { ...row, added: !same };
+  }
+
+  async remove(ref: string): Promise<{ endpoint: string; id?: string }> {
+    const endpoint = normalizeEndpoint(ref);
+    const row = this.rows().find(
+      (r) => r.endpoint === endpoint || r.id === ref || this.peers.get(r.endpoint)?.id === ref,
+    );
+    if (row === undefined) throw contractError("not_found", `no peer ${ref} in the mesh list`);
+    if (row.source === "config")
+      throw contractError(
+        "invalid_args",
+        `${row.endpoint} is listed in the config file's mesh.endpoints: remove it there (and restart)`,
+      );
+    await this.saveRows(this.fileRows.filter((r) => r.endpoint !== row.endpoint));
+    const peer = this.peers.get(row.endpoint);
+    const id = peer?.id ?? row.id;
+    if (peer !== undefined && row.source === "file") this.forget(peer);
+    else if (peer !== undefined) peer.fromFile = false;
+    return id === undefined ? { endpoint: row.endpoint } : { endpoint: row.endpoint, id };
+  }
+
+  private saveRows(rows: PeerRow[]): Promise<void> {
+    const write = this.fileWrite.then(() => writePeersFileAsync(this.options.peersFile, rows));
+    this.fileWrite = write.catch(() => {});
+    return write.then(() => {
+      this.fileRows = rows;
+    });
+  }
+
+  private isSelf(row: PeerRow): boolean {
+    return row.endpoint === this.endpoint_ || row.id === this.id;
+  }
+
+  private upsert(row: PeerRow, source: "config" | "file"): Peer {
+    let peer = this.peers.get(row.endpoint);
+    if (this.isSelf(row)) return peer ?? this.blankPeer(row);
+    if (peer === undefined) {
+      peer = this.blankPeer(row);
+      this.peers.set(row.endpoint, peer);
+    }
+    if (source === "config") peer.fromConfig = true;
+    else peer.fromFile = true;
+    if (row.id !== undefined && (source === "config" || !peer.fromConfig)) {
+      peer.configuredId = row.id;
+      if (peer.link === undefined) peer.id = row.id;
+    }
+    return peer;
+  }
+
+  private blankPeer(row: PeerRow): Peer {
+    return {
+      endpoint: row.endpoint,
+      ...(row.id === undefined ? {} : { configuredId: row.id, id: row.id }),
+      fromConfig: false,
+      fromFile: false,
+      links: new Set(),
+      failures: 0,
+      removed: false,
+    };
+  }
+
+  /** A peer no longer trusted: its links close and nothing redials it. */
+  private forget(peer: Peer): void {
+    peer.removed = true;
+    this.peers.delete(peer.endpoint);
+    clearTimeout(peer.retry);
+    if (peer.dialing) this.outFail(peer.dialing, "removed from the mesh list");
+    for (const hs of [...this.incoming.values()])
+      if (hs.peer === peer) this.inFail(hs, "removed from the mesh list");
+    for (const link of [...peer.links]) this.end(link, CLOSE.removed, "removed from the mesh list");
+    this.log.info({ endpoint: peer.endpoint, id: peer.id }, "mesh peer removed");
+    this.options.changed();
+  }
+
+  // --- inbound frames ---
+
+  private frame(conn: Connection, line: string): void {
+    const link = this.links.get(conn);
+    if (link !== undefined) {
+      this.linkFrame(link, line);
+      return;
+    }
+    const out = this.outgoing.get(conn);
+    if (out !== undefined) {
+      this.outgoingFrame(out, line);
+      return;
+    }
+    const hs = this.incoming.get(conn);
+    if (hs !== undefined) {
+      this.incomingFrame(hs, line);
+      return;
+    }
+    if (this.acking.has(conn)) {
+      this.refuse(conn, undefined, "a frame came before the ack");
+      return;
+    }
+    if (conn.kind === "ws" && conn.identity === undefined) {
+      const f = parseObject(line);
+      if (f?.op === "hello" && f.role === "instance") {
+        this.receiveHello(conn, f, line);
+        return;
+      }
+      if (conn.meshOnly) {
+        this.refuse(conn, undefined, "a mesh connection greets as an instance first");
+        return;
+      }
+    }
+    this.inner?.frame(conn, line);
+  }
+
+  private oversized(conn: Connection): void {
+    if (this.links.has(conn) || !this.inMesh(conn)) {
+      this.inner?.oversized(conn);
+      return;
+    }
+    this.refuse(conn, undefined, "an oversized frame during the handshake");
+  }
+
+  private inMesh(conn: Connection): boolean {
+    return (
+      this.outgoing.has(conn) || this.incoming.has(conn) || this.acking.has(conn) || conn.meshOnly
+    );
+  }
+
+  /** Close a connection that broke the handshake's rules, after a refusal
+   * its peer can read. */
+  private refuse(conn: Connection, requestId: string | undefined, why: string): void {
+    this.log.warn({ conn: conn.id, why }, "mesh connection refused");
+    if (requestId !== undefined)
+      conn.send(encodeFailure(requestId, { code: "forbidden", msg: why }));
+    conn.close(CLOSE.refused, why.slice(0, 120));
+  }
+
+  /** A frame on a verified link: a request goes to dispatch (as its caller,
+   * dispatch.ts), a reply to its waiting request, a topic frame to the
+   * relays, an instance-rule frame to its handlers. */
+  private linkFrame(link: Link, line: string): void {
+    link.lastHeard = Date.now();
+    const f = parseObject(line);
+    if (f === undefined || typeof f.op === "string") {
+      this.inner?.frame(link.conn, line);
+      return;
+    }
+    if (typeof f.ok === "boolean") {
+      const id = typeof f.request_id === "string" ? f.request_id : undefined;
+      const pending = id === undefined ? undefined : link.pending.get(id);
+      if (pending === undefined) return;
+      link.pending.delete(id!);
+      clearTimeout(pending.timer);
+      const { ok, request_id: _r, error, ...result } = f;
+      pending.resolve(
+        ok
+          ? { ok: true, result }
+          : {
+              ok: false,
+              error: error as LinkReply extends { ok: false; error: infer E } ? E : never,
+            },
+      );
+      return;
+    }
+    if (f.ev === "topic") {
+      if (typeof f.topic !== "string" || typeof f.instance !== "string") return;
+      const frame: RelayedFrame = {
+        topic: f.topic,
+        instance: f.instance,
+        data: f.data,
+        ...(f.snapshot === true ? { snapshot: true } : {}),
+      };
+      for (const r of this.relays) {
+        if (r.topic !== f.topic) continue;
+        try {
+          r.onFrame(link.peer.id ?? "", frame);
+        } catch (error) {
+          this.log.error({ err: error, topic: f.topic }, "relay handler failed");
+        }
+      }
+      return;
+    }
+    if (typeof f.mesh === "string" && f.request_id === undefined && f.topic === undefined) {
+      if (f.mesh === "beat" || f.mesh === "proof") return;
+      if (f.mesh === "about") {
+        if (typeof f.host === "string" && f.host.length >= 1 && f.host.length <= 255) {
+          link.peer.host = f.host;
+          this.options.changed();
+        }
+        return;
+      }
+      for (const h of this.frameHandlers.get(f.mesh) ?? []) {
+        try {
+          h(link.peer.id ?? "", f as MeshFrame);
+        } catch (error) {
+          this.log.error({ err: error, kind: f.mesh }, "mesh frame handler failed");
+        }
+      }
+    }
+    // Connection events (`restarting`) need nothing: the close follows.
+  }
+
+  // --- the receiver's handshake (R) ---
+
+  private receiveHello(conn: Connection, f: Record<string, unknown>, line: string): void {
+    const requestId = typeof f.request_id === "string" ? f.request_id : undefined;
+    const admitted = this.inner?.admit(conn, f);
+    if (admitted === undefined || "code" in admitted) {
+      if (admitted !== undefined) conn.send(encodeFailure(requestId, admitted));
+      this.refuse(conn, undefined, admitted?.msg ?? "no dispatcher");
+      return;
+    }
+    const claim = f.mesh as Incoming["claim"];
+    const refusal = this.claimRefusal(claim);
+    if (typeof refusal === "string") {
+      this.refuse(conn, requestId, refusal);
+      return;
+    }
+    const hs: Incoming = {
+      conn,
+      peer: refusal.peer,
+      claim,
+      line,
+      requestId: requestId!,
+      challenge: randomToken(32),
+      timer: setTimeout(() => this.inFail(hs, "the handshake timed out"), this.handshakeMs),
+      done: false,
+    };
+    this.incoming.set(conn, hs);
+    conn.onClose(() => this.inFail(hs, "closed during the handshake"));
+    fetchKey(
+      claim.iss,
+      claim.kid,
+      hs.challenge,
+      this.options.dial?.[claim.iss],
+      this.handshakeMs,
+    ).then(
+      (jwk) => {
+        hs.jwk = jwk;
+        this.tryVerify(hs);
+      },
+      (error: Error) => this.inFail(hs, `the key could not be fetched: ${error.message}`),
+    );
+  }
+
+  /** Step 3 and the bindings: the claim's own checks before any key is fetched. */
+  private claimRefusal(claim: Incoming["claim"]): string | { peer: Peer } {
+    if (claim.ver !== MESH_VER)
+      return `mesh handshake ver ${claim.ver} is not spoken here (${MESH_VER} is)`;
+    if (this.endpoint_ === undefined) return `this instance is in no mesh: ${this.inert_}`;
+    if (claim.aud !== this.endpoint_) return "aud is not this instance's endpoint";
+    const peer = this.peers.get(claim.iss);
+    if (peer === undefined) return "iss is not in this instance's endpoints list";
+    if (claim.id === this.id) return "that id is this instance's own";
+    if (peer.configuredId !== undefined && claim.id !== peer.configuredId)
+      return "the id is not the one listed for iss";
+    return this.bindingRefusal(peer, claim.id) ?? { peer };
+  }
+
+  /** One id, one link: an id bound to another endpoint stays there. */
+  private bindingRefusal(peer: Peer, id: string): string | undefined {
+    for (const other of this.peers.values())
+      if (
+        other !== peer &&
+        other.id === id &&
+        (other.link !== undefined || other.configuredId === id)
+      )
+        return `instance ${id} is already bound to ${other.endpoint}`;
+    if (peer.link !== undefined && peer.id !== undefined && peer.id !== id)
+      return `${peer.endpoint} is linked as instance ${peer.id}`;
+    return undefined;
+  }
+
+  private incomingFrame(hs: Incoming, line: string): void {
+    const f = parseObject(line);
+    const isProof =
+      f?.mesh === "proof" &&
+      f.op === undefined &&
+      f.request_id === undefined &&
+      Object.keys(f).length === 2;
+    if (!isProof || hs.proof !== undefined) {
+      this.inFail(hs, "a frame other than the proof before the ack");
+      return;
+    }
+    hs.proof = f.jws;
+    this.tryVerify(hs);
+  }
+
+  private tryVerify(hs: Incoming): void {
+    if (hs.done || hs.jwk === undefined || hs.proof === undefined) return;
+    const verdict = verifyProof(hs.proof, {
+      kid: hs.claim.kid,
+      jwk: hs.jwk,
+      iss: hs.claim.iss,
+      aud: this.endpoint_ ?? "",
+      challenge: hs.challenge,
+      now: Date.now(),
+    });
+    if (!verdict.ok) {
+      this.inFail(hs, verdict.why);
+      return;
+    }
+    // The state may have moved while the key was fetched.
+    const again = this.claimRefusal(hs.claim);
+    if (typeof again === "string") {
+      this.inFail(hs, again);
+      return;
+    }
+    hs.done = true;
+    clearTimeout(hs.timer);
+    this.incoming.delete(hs.conn);
+    // The challenge is spent with the handshake; the greeting goes through
+    // dispatch, whose reply is the ack (handlers/connect.ts → `acked`).
+    this.acking.set(hs.conn, { peer: hs.peer, id: hs.claim.id });
+    this.inner?.frame(hs.conn, hs.line);
+  }
+
+  private inFail(hs: Incoming, why: string): void {
+    if (hs.done) return;
+    hs.done = true;
+    clearTimeout(hs.timer);
+    this.incoming.delete(hs.conn);
+    hs.jwk = undefined;
+    hs.peer.lastError = `refused a greeting: ${why}`;
+    if (!hs.conn.isClosed) this.refuse(hs.conn, hs.requestId, why);
+  }
+
+  // --- the dialer's handshake (S) ---
+
+  private ensureDial(peer: Peer, delayMs = 0): void {
+    if (this.stopped || this.endpoint_ === undefined || peer.removed) return;
+    if (peer.link !== undefined || peer.dialing !== undefined || peer.retry !== undefined) return;
+    if (delayMs <= 0) {
+      void this.dial(peer);
+      return;
+    }
+    peer.retry = setTimeout(() => {
+      peer.retry = undefined;
+      this.ensureDial(peer);
+    }, delayMs);
+    peer.retry.unref();
+  }
+
+  /** Backoff between `backoffMs` and 12× it, doubling per failure, with jitter. */
+  private retryLater(peer: Peer): void {
+    const base = this.timers.backoffMs;
+    const max = base * BACKOFF_MAX_FACTOR;
+    const step = Math.min(max, base * 2 ** Math.min(peer.failures, 8));
+    peer.failures++;
+    const delay = Math.min(max, Math.max(base, step * (0.75 + Math.random() * 0.5)));
+    this.ensureDial(peer, delay);
+  }
+
+  private async dial(peer: Peer): Promise<void> {
+    const out: Outgoing = {
+      peer,
+      proofSent: false,
+      done: false,
+      timer: setTimeout(() => this.outFail(out, "the handshake timed out"), this.handshakeMs),
+    };
+    peer.dialing = out;
+    try {
+      const key = await oneOffKey();
+      if (out.done) return;
+      out.key = key;
+      out.kid = key.kid;
+      this.keys.set(key.kid, out);
+      const dialed = await dialLink(
+        peer.endpoint,
+        this.options.dial?.[peer.endpoint],
+        this.handshakeMs,
+      );
+      if (out.done) {
+        dialed.transport.writer.close(1000, "handshake abandoned");
+        return;
+      }
+      const conn = new Connection(dialed.transport, {
+        frame: (c, line) => this.frame(c, line),
+        oversized: (c) => this.oversized(c),
+      });
+      out.conn = conn;
+      out.closeCode = dialed.closeCode;
+      this.outgoing.set(conn, out);
+      conn.onClose(() =>
+        this.outFail(out, `closed (code ${dialed.closeCode() ?? "none"}) before the ack`),
+      );
+      conn.send(
+        JSON.stringify({
+          op: "hello",
+          request_id: HELLO_RID,
+          role: "instance",
+          protocol_version: PROTOCOL_VERSION,
+          client_version: VERSION,
+          mesh: {
+            ver: MESH_VER,
+            iss: this.endpoint_,
+            aud: peer.endpoint,
+            id: this.id,
+            kid: key.kid,
+          },
+        }),
+      );
+    } catch (error) {
+      this.outFail(out, (error as Error).message || String(error));
+    }
+  }
+
+  /** Before the ack only the greeting's reply may arrive. */
+  private outgoingFrame(out: Outgoing, line: string): void {
+    const f = parseObject(line);
+    if (f?.request_id !== HELLO_RID || typeof f.ok !== "boolean") {
+      this.outFail(out, "the peer spoke before the ack", CLOSE.refused);
+      return;
+    }
+    if (f.ok !== true) {
+      const msg = (f.error as { msg?: unknown } | undefined)?.msg;
+      this.outFail(out, `refused: ${typeof msg === "string" ? msg : "no reason given"}`);
+      return;
+    }
+    if (!out.proofSent) {
+      this.outFail(out, "acknowledged without a proof", CLOSE.refused);
+      return;
+    }
+    const id = f.instance;
+    if (typeof id !== "string" || !ID.test(id)) {
+      this.outFail(out, "the ack names no instance id", CLOSE.refused);
+      return;
+    }
+    const peer = out.peer;
+    const refusal =
+      id === this.id
+        ? "the peer is this instance itself"
+        : peer.configuredId !== undefined && peer.configuredId !== id
+          ? `the peer answered as ${id}, not the listed ${peer.configuredId}`
+          : this.bindingRefusal(peer, id);
+    if (refusal !== undefined) {
+      this.outFail(out, refusal, CLOSE.refused);
+      return;
+    }
+    const first = Array.isArray(f.instances)
+      ? (f.instances[0] as { id?: unknown; host?: unknown })
+      : undefined;
+    if (first?.id === id && typeof first.host === "string" && first.host !== "")
+      peer.host = first.host;
+    const conn = out.conn!;
+    this.finishOut(out);
+    conn.greet({ role: "instance" });
+    this.linkUp(peer, conn, "out", id);
+  }
+
+  private finishOut(out: Outgoing): void {
+    out.done = true;
+    clearTimeout(out.timer);
+    if (out.kid !== undefined) this.keys.delete(out.kid);
+    out.key = undefined;
+    if (out.conn) this.outgoing.delete(out.conn);
+    if (out.peer.dialing === out) out.peer.dialing = undefined;
+  }
+
+  private outFail(out: Outgoing, why: string, code = 1000): void {
+    if (out.done) return;
+    this.finishOut(out);
+    out.peer.lastError = why;
+    this.log.info({ endpoint: out.peer.endpoint, why }, "mesh dial failed");
+    if (out.conn && !out.conn.isClosed) out.conn.close(code, why.slice(0, 120));
+    this.retryLater(out.peer);
+  }
+
+  // --- links ---
+
+  private linkUp(peer: Peer, conn: Connection, direction: "in" | "out", id: string): void {
+    if (peer.id !== id) this.log.info({ endpoint: peer.endpoint, id }, "mesh peer bound");
+    peer.id = id;
+    const now = Date.now();
+    const link: Link = {
+      peer,
+      conn,
+      direction,
+      since: now,
+      lastHeard: now,
+      pending: new Map(),
+      ended: false,
+    };
+    this.links.set(conn, link);
+    peer.links.add(link);
+    peer.failures = 0;
+    peer.lastError = undefined;
+    clearTimeout(peer.retry);
+    peer.retry = undefined;
+    if (peer.dialing !== undefined && direction === "in") {
+      // A link exists: the dial still in flight may finish (glare) or not.
+    }
+    conn.onClose(() => this.end(link, undefined, "the connection closed"));
+    link.beat = setInterval(() => {
+      if (Date.now() - link.lastHeard > this.timers.deadMs)
+        this.end(link, CLOSE.silent, `nothing heard for ${this.timers.deadMs} ms`);
+      else conn.send('{"mesh":"beat"}');
+    }, this.timers.heartbeatMs);
+    link.beat.unref();
+    conn.send(JSON.stringify({ mesh: "about", host: this.host }));
+    const current = peer.link;
+    this.log.info(
+      { endpoint: peer.endpoint, id, direction, glare: current !== undefined },
+      "mesh link up",
+    );
+    if (current === undefined) {
+      peer.link = link;
+      this.activated(link);
+      return;
+    }
+    // Glare: both verified; both sides keep the same one and close the other.
+    const keep = this.preferred(current, link);
+    const lose = keep === link ? current : link;
+    peer.link = keep;
+    this.end(lose, CLOSE.duplicate, "duplicate link (glare)");
+    if (keep === link) this.activated(link);
+  }
+
+  /** The link dialed by the side whose endpoint sorts lower; of two dialed
+   * by the same side, the newer (the older is likely dead already). */
+  private preferred(a: Link, b: Link): Link {
+    if (a.direction === b.direction) return a.since > b.since ? a : b;
+    const dialer = (l: Link) => (l.direction === "out" ? this.endpoint_! : l.peer.endpoint);
+    return dialer(a) < dialer(b) ? a : b;
+  }
+
+  /** A link became the peer's kept one: relays subscribe on it, listeners hear. */
+  private activated(link: Link): void {
+    for (const r of this.relays) this.subscribeOn(r, link);
+    this.options.changed();
+    this.emitLink(link.peer, true);
+  }
+
+  /** Take a link out of service (closing it with `code` when this side ends it). */
+  private end(link: Link, code: number | undefined, why: string): void {
+    if (link.ended) return;
+    link.ended = true;
+    const { peer } = link;
+    clearInterval(link.beat);
+    this.links.delete(link.conn);
+    peer.links.delete(link);
+    for (const p of link.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(
+        contractError("instance_unreachable", `the link to ${peer.id ?? peer.endpoint} dropped`),
+      );
+    }
+    link.pending.clear();
+    if (code !== undefined) link.conn.close(code, why);
+    const wasKept = peer.link === link;
+    this.log.info({ endpoint: peer.endpoint, id: peer.id, why, kept: wasKept }, "mesh link down");
+    if (!wasKept) return;
+    const next = [...peer.links].sort((a, b) => b.since - a.since)[0];
+    peer.link = next;
+    if (next !== undefined) {
+      this.activated(next);
+      return;
+    }
+    peer.lastError = why;
+    this.options.changed();
+    this.emitLink(peer, false);
+    this.retryLater(peer);
+  }
+
+  private emitLink(peer: Peer, up: boolean): void {
+    if (peer.id === undefined) return;
+    for (const listener of this.linkListeners) {
+      try {
+        listener(peer.id, up);
+      } catch (error) {
+        this.log.error({ err: error }, "mesh link listener failed");
+      }
+    }
+  }
+
+  private linkTo(id: string): Link | undefined {
+    for (const p of this.peers.values()) if (p.id === id && p.link) return p.link;
+    return undefined;
+  }
+
+  private requestOn(
+    link: Link,
+    frame: Record<string, unknown>,
+    timeoutMs = REQUEST_TIMEOUT_MS,
+  ): Promise<LinkReply> {
+    const requestId = `m${++this.counter}`;
+    const line = JSON.stringify({ ...frame, request_id: requestId });
+    if (!fitsFrame(line))
+      return Promise.reject(
+        contractError(
+          "bad_request",
+          `the request exceeds MAX_FRAME_BYTES (${MAX_FRAME_BYTES} bytes)`,
+        ),
+      );
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        link.pending.delete(requestId);
+        reject(
+          contractError(
+            "instance_unreachable",
+            `no reply from instance ${link.peer.id ?? link.peer.endpoint} within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      link.pending.set(requestId, { resolve, reject, timer });
+      link.conn.send(line);
+    });
+  }
+
+  private subscribeOn(relay: Relay, link: Link): void {
+    const frame = {
+      op: "topic_subscribe",
+      topic: relay.topic,
+      ...(relay.caller === undefined ? {} : { caller: relay.caller }),
+    };
+    this.requestOn(link, frame).then(
+      (reply) => {
+        if (!reply.ok)
+          this.log.warn(
+            { topic: relay.topic, peer: link.peer.id, error: reply.error },
+            "relay refused",
+          );
+      },
+      (error: unknown) => {
+        if (!(error instanceof ContractError && error.code === "instance_unreachable"))
+          this.log.warn({ err: error, topic: relay.topic }, "relay subscribe failed");
+      },
+    );
+  }
+}
+
+function parseObject(line: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(line);
+    return typeof v === "object" && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** This instance's endpoint: `http.endpoint` when configured, else the bound
+ * HTTP base URL (a wildcard bind is named by loopback: set `http.endpoint`
+ * for a mesh across machines). */
+export function ownEndpoint(configured: string | undefined, bound: string): string | undefined {
+  if (configured !== undefined) return normalizeEndpoint(configured);
+  const colon = bound.lastIndexOf(":");
+  let host = bound.slice(0, colon);
+  if (host === "0.0.0.0") host = "127.0.0.1";
+  if (host === "[::]") host = "[::1]";
+  return normalizeEndpoint(`http://${host}:${bound.slice(colon + 1)}/`);
+}
