@@ -33,6 +33,7 @@ import type { InstanceStore } from "./instance-store.js";
 import { Kv } from "./kv.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
+import { KvReplication } from "./mesh/kv-replication.js";
 import { Mesh, type MeshTimers } from "./mesh/mesh.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
@@ -113,6 +114,8 @@ export interface Engines {
   config: CcmsgConfig;
   /** The mesh's links (started once HTTP is bound; DR-0047). */
   mesh: Mesh;
+  /** KV replication over those links (DR-0049). */
+  kvReplication: KvReplication;
 }
 
 /**
@@ -173,6 +176,12 @@ export function buildEngines(input: EngineInputs): Engines {
     ...input.meshHooks,
     // A link coming or going shows in `peers` (reachable) at once.
     changed: () => hub.invalidate("peers"),
+  });
+  // KV across instances (DR-0049): inert without peers but for the purge of
+  // old tombstones.
+  const kvReplication = new KvReplication({
+    ...{ port: mesh, kv, store: store.kv, commit: (write) => store.queue.run(write) },
+    ...{ clock, log },
   });
   if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
@@ -266,6 +275,7 @@ export function buildEngines(input: EngineInputs): Engines {
     dispatcher,
     connections,
     mesh,
+    kvReplication,
   };
 }
 
