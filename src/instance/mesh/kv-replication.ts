@@ -1,10 +1,11 @@
 import type { Logger } from "pino";
 import { KV_TOMBSTONE_RETENTION_MS, MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { KvKey, Namespace, Timestamp } from "../../contract/identifiers.js";
+import type { KvEntry } from "../../contract/kv.js";
 import { isValid } from "../../contract/validate.js";
 import type { KvChange, KvStore } from "../../store/kv.js";
 import type { Clock } from "../clock.js";
-import type { Kv, KvVersionIn } from "../kv.js";
+import type { Kv } from "../kv.js";
 import type { MeshFrame, MeshPort } from "./port.js";
 
 // KV replication across the mesh (contract §11, DR-0049). Each replica keeps a
@@ -38,7 +39,20 @@ const WINDOW = 2;
 const PURGE_EVERY_MS = 3_600_000;
 const PURGE_ROWS = 1000;
 
+/** What one `kv:<ns>` frame of received changes may weigh, so that a large
+ * catch-up reaches subscribers in frames that fit MAX_FRAME_BYTES (the
+ * envelope and the per-entry field names take the rest). */
+const ANNOUNCE_BYTES = MAX_FRAME_BYTES / 2;
+
 type Entry = [ns: string, key: string, updatedAt: number, value?: unknown];
+
+/** A version received from a peer: `json` null is a tombstone. */
+interface VersionIn {
+  ns: string;
+  key: string;
+  json: string | null;
+  updated_at: number;
+}
 
 interface Outbound {
   /** The peer's store life, whose versions are never sent back to it. */
@@ -194,13 +208,11 @@ export class KvReplication {
 
   /** Commit one frame with the peer's mark (unless a newer pull replaced
    * this one), then acknowledge it. */
-  private async apply(peer: string, s: Inbound, versions: KvVersionIn[], upto: number) {
+  private async apply(peer: string, s: Inbound, versions: VersionIn[], upto: number) {
     const { replica, gen } = s;
     if (this.in.get(peer) !== s || this.disposed) return;
     try {
-      await this.d.kv.merge(versions, replica, () =>
-        this.d.store.setMark(peer, { replica, seq: upto }),
-      );
+      await this.merge(versions, replica, () => this.d.store.setMark(peer, { replica, seq: upto }));
     } catch (error) {
       // Nothing past the last mark is taken as held: pull again from it.
       this.d.log.warn({ err: error, peer }, "kv replication: received changes not stored");
@@ -208,6 +220,48 @@ export class KvReplication {
       return;
     }
     this.d.port.send(peer, { mesh: "kv", t: "ack", gen, upto });
+  }
+
+  /**
+   * Store versions received from replica `origin` by the rule local writes
+   * follow (`kvWins`), in one commit with `alongside` (the peer's mark), so
+   * that what is acknowledged is on disk. Subscribers hear the ones that win
+   * as they hear a local change, a few frames per namespace rather than one
+   * per key; what won joins this replica's sequence and travels on.
+   */
+  private async merge(versions: VersionIn[], origin: string, alongside: () => void) {
+    const now = this.d.clock.now();
+    let stored = 0;
+    const heard = await this.d.commit(() => {
+      const out: { ns: string; entry: KvEntry; weight: number }[] = [];
+      for (const v of versions) {
+        const r = this.d.store.apply(v.ns, v.key, v.json, v.updated_at, origin, now);
+        if (!r.won) continue;
+        stored++;
+        // A key is at most 256 UTF-16 units, 4 bytes each in JSON at worst.
+        if (v.json !== null) {
+          const entry = { key: v.key, value: JSON.parse(v.json), updated_at: v.updated_at };
+          out.push({ ns: v.ns, entry, weight: Buffer.byteLength(v.json) + 4 * v.key.length + 40 });
+        } else if (r.removed) {
+          const entry = { key: v.key, updated_at: v.updated_at, deleted: true as const };
+          out.push({ ns: v.ns, entry, weight: 4 * v.key.length + 60 });
+        }
+      }
+      alongside();
+      return out;
+    });
+    const frames = new Map<string, { entries: KvEntry[]; weight: number }[]>();
+    for (const h of heard) {
+      const list = frames.get(h.ns) ?? [];
+      frames.set(h.ns, list);
+      const last = list.at(-1);
+      if (last !== undefined && last.weight + h.weight <= ANNOUNCE_BYTES) {
+        last.entries.push(h.entry);
+        last.weight += h.weight;
+      } else list.push({ entries: [h.entry], weight: h.weight });
+    }
+    for (const [ns, list] of frames) for (const f of list) this.d.kv.announce(ns, f.entries);
+    if (stored > 0) this.schedulePump();
   }
 
   /** Send each peer's next chunks on the next turn, so that the writes of
@@ -280,8 +334,8 @@ function chunk(rows: KvChange[], skipOrigin: string): { entries: Entry[]; upto: 
 
 /** Versions from a peer's entries. The peer is authenticated and runs this
  * build, but a bad entry is still refused alone rather than stored. */
-function parseEntries(raw: unknown[], bad: (why: string) => void): KvVersionIn[] {
-  const out: KvVersionIn[] = [];
+function parseEntries(raw: unknown[], bad: (why: string) => void): VersionIn[] {
+  const out: VersionIn[] = [];
   for (const e of raw) {
     if (
       !Array.isArray(e) ||
