@@ -119,10 +119,18 @@ export class KvStore {
     }));
   }
 
-  /** The versions held past `seq` in the change sequence, in order, at most
-   * `limit` of them. */
-  changesSince(seq: number, limit: number): KvChange[] {
-    return this.sql.since.all(seq, limit) as KvChange[];
+  /** The versions held past `seq` in the change sequence, in order: at most
+   * `limit` of them, and no more once their JSON texts reach `maxChars`
+   * (rows are read one at a time, so large values past that stay unread). */
+  changesSince(seq: number, limit: number, maxChars = Number.POSITIVE_INFINITY): KvChange[] {
+    const out: KvChange[] = [];
+    let chars = 0;
+    for (const row of this.sql.since.iterate(seq, limit) as IterableIterator<KvChange>) {
+      out.push(row);
+      chars += row.json?.length ?? 0;
+      if (chars >= maxChars) break;
+    }
+    return out;
   }
 
   /** The last place taken in the change sequence. */
@@ -134,6 +142,12 @@ export class KvStore {
   /** This life of the store, named in what it sends to peers. */
   replica(): string {
     return (this.sql.replica.get() as { value: string }).value;
+  }
+
+  /** Begin a new life of the store (its sequence is not the one peers hold
+   * marks in). */
+  setReplica(replica: string): void {
+    this.sql.setReplica.run(replica);
   }
 
   mark(peer: string): KvMark | undefined {
@@ -182,6 +196,10 @@ function replicationStatements(db: Db) {
        ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
     ),
     replica: db.prepare("SELECT value FROM meta WHERE key = 'kv_replica'"),
+    setReplica: db.prepare(
+      `INSERT INTO meta (key, value) VALUES ('kv_replica', ?)
+       ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+    ),
     mark: db.prepare("SELECT replica, seq FROM kv_marks WHERE peer = ?"),
     setMark: db.prepare(
       `INSERT INTO kv_marks (peer, replica, seq) VALUES (?, ?, ?)

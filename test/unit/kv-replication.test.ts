@@ -192,6 +192,29 @@ describe("KV replication", () => {
     expect(stateOf(fresh)).toEqual(stateOf(b));
   });
 
+  it("a peer whose file was restored from an older copy is not skipped past by the others' marks", async () => {
+    const { mesh, replicas, dir, a, b } = three();
+    await a.kv.write("app", "k1", 1);
+    await a.kv.write("app", "k2", 2);
+    a.store.db.exec(`VACUUM INTO '${dir}/a-backup.db'`);
+    await a.kv.write("app", "k3", 3);
+    await a.kv.write("app", "k4", 4);
+    await settle(mesh, replicas);
+    mesh.cut("a", "b");
+    mesh.cut("a", "c");
+    closeReplica(a);
+    const restored = openReplica("a", `${dir}/a-backup.db`, mesh, a.clock);
+    replicas[0] = restored;
+    // Its sequence is behind what b and c hold of it; the next write takes a
+    // place they believe they already have.
+    await restored.kv.write("app", "after", "restore");
+    mesh.heal();
+    await settle(mesh, replicas);
+    expect(b.kv.read("app", "after").value).toBe("restore");
+    for (const r of replicas) expect(stateOf(r)).toEqual(stateOf(b));
+    expect(live(restored)).toHaveLength(5);
+  });
+
   it("tombstones are kept 7 days after they were stored, then purged; the sequence never goes back", async () => {
     const { mesh, replicas, a } = three();
     await a.kv.write("app", "k", 1);

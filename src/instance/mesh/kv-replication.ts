@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { KV_TOMBSTONE_RETENTION_MS, MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { KvKey, Namespace, Timestamp } from "../../contract/identifiers.js";
@@ -83,7 +84,9 @@ export interface KvReplicationDeps {
 }
 
 export class KvReplication {
-  private readonly replica: string;
+  private replica: string;
+  /** A new life is being recorded: pulls wait for the hello that follows. */
+  private renewing = false;
   private readonly out = new Map<string, Outbound>();
   private readonly in = new Map<string, Inbound>();
   private pulls = 0;
@@ -145,6 +148,33 @@ export class KvReplication {
     this.d.port.send(peer, { mesh: "kv", t: "hello", replica: this.replica });
   }
 
+  /**
+   * A peer holds a mark past the end of our sequence: this file is older than
+   * what we once told it (restored from a copy), so neither its marks in our
+   * sequence nor its belief that versions it got from us are still here hold.
+   * Start a new life: every peer pulls all of it again, and is pulled again
+   * (from our own marks, restored with the file) without holding back what
+   * it got from our former life.
+   */
+  private async renew(): Promise<void> {
+    this.renewing = true;
+    const life = randomBytes(16).toString("hex");
+    try {
+      await this.d.commit(() => this.d.store.setReplica(life));
+    } catch (error) {
+      this.d.log.warn({ err: error }, "kv replication: new store life not recorded");
+      this.renewing = false;
+      return;
+    }
+    this.d.log.warn({ replica: life }, "kv replication: store older than its peers knew; new life");
+    this.replica = life;
+    this.renewing = false;
+    this.out.clear();
+    const pulled = [...this.in];
+    for (const peer of this.d.port.linked()) this.linkUp(peer);
+    for (const [peer, s] of pulled) if (this.in.get(peer) === s) this.hello(peer, s.replica);
+  }
+
   private linkDown(peer: string): void {
     this.out.delete(peer);
     this.in.delete(peer);
@@ -158,6 +188,11 @@ export class KvReplication {
         return;
       case "pull":
         if (f.of === this.replica && typeof f.by === "string" && isSeq(f.from) && isSeq(f.gen)) {
+          if (this.renewing) return;
+          if (f.from > this.d.store.seq()) {
+            void this.renew();
+            return;
+          }
           this.out.set(from, { peerReplica: f.by, gen: f.gen, cursor: f.from, inFlight: 0 });
           this.pump(from);
         }
@@ -278,7 +313,7 @@ export class KvReplication {
   private pump(peer: string): void {
     const s = this.out.get(peer);
     while (s !== undefined && !this.disposed && s.inFlight < WINDOW) {
-      const rows = this.d.store.changesSince(s.cursor, CHUNK_ROWS);
+      const rows = this.d.store.changesSince(s.cursor, CHUNK_ROWS, CHUNK_BYTES);
       if (rows.length === 0) return;
       const { entries, upto } = chunk(rows, s.peerReplica);
       s.cursor = upto;
