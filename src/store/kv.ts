@@ -24,7 +24,7 @@ export interface KvChange {
 
 /** How far this store holds a peer's change sequence. */
 export interface KvMark {
-  /** The life of the peer's store the mark counts in (`kv_replica`). */
+  /** The life of the peer's store the mark counts in (its `kv_life.replica`). */
   replica: string;
   seq: number;
 }
@@ -141,7 +141,7 @@ export class KvStore {
 
   /** This life of the store, named in what it sends to peers. */
   replica(): string {
-    return (this.sql.replica.get() as { value: string }).value;
+    return (this.sql.replica.get() as { replica: string }).replica;
   }
 
   /** Begin a new life of the store (its sequence is not the one peers hold
@@ -164,7 +164,7 @@ export class KvStore {
    * The sequence never reuses a place a purged row held. */
   purgeTombstones(before: number, limit: number): number {
     const removed = this.sql.purge.run(before, limit).changes;
-    if (removed > 0) this.sql.floor.run(String(this.seq()));
+    if (removed > 0) this.sql.floor.run(this.seq());
     return removed;
   }
 
@@ -189,17 +189,11 @@ function replicationStatements(db: Db) {
     ),
     lastSeq: db.prepare(
       `SELECT max(coalesce((SELECT max(seq) FROM kv), 0),
-         coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'kv_seq_floor'), 0)) AS seq`,
+         coalesce((SELECT seq_floor FROM kv_life), 0)) AS seq`,
     ),
-    floor: db.prepare(
-      `INSERT INTO meta (key, value) VALUES ('kv_seq_floor', ?)
-       ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-    ),
-    replica: db.prepare("SELECT value FROM meta WHERE key = 'kv_replica'"),
-    setReplica: db.prepare(
-      `INSERT INTO meta (key, value) VALUES ('kv_replica', ?)
-       ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-    ),
+    floor: db.prepare("UPDATE kv_life SET seq_floor = ?"),
+    replica: db.prepare("SELECT replica FROM kv_life"),
+    setReplica: db.prepare("UPDATE kv_life SET replica = ?"),
     mark: db.prepare("SELECT replica, seq FROM kv_marks WHERE peer = ?"),
     setMark: db.prepare(
       `INSERT INTO kv_marks (peer, replica, seq) VALUES (?, ?, ?)

@@ -108,7 +108,7 @@ export class KvReplication {
   }
 
   /** Whether every link is caught up with what this replica holds and
-   * nothing received is still being committed (tests, the bench). */
+   * nothing received is still being committed (for tests). */
   idle(): boolean {
     if (this.applying > 0 || this.pumpQueued) return false;
     const last = this.d.store.seq();

@@ -9,9 +9,10 @@ import type { Migration } from "../migrate.js";
  * write; never sent back there). `kv_marks` is, per peer, how far into that
  * peer's sequence this store holds everything, valid for one life of the
  * peer's store (`replica`). Rows already held join the sequence in rowid order
- * so that the first link after the upgrade sends them. `meta.kv_replica`
+ * so that the first link after the upgrade sends them. `kv_life.replica`
  * names this life of the store: a peer's marks for an older life (a wiped
- * state dir) start again from 0.
+ * state dir) start again from 0; `seq_floor` keeps a purge from freeing the
+ * last place of the sequence for reuse.
  */
 export const m0009KvReplication: Migration = {
   version: 9,
@@ -29,7 +30,12 @@ export const m0009KvReplication: Migration = {
         replica TEXT NOT NULL,
         seq INTEGER NOT NULL
       ) WITHOUT ROWID;
-      INSERT INTO meta (key, value) VALUES ('kv_replica', lower(hex(randomblob(16))));
+      CREATE TABLE kv_life (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        replica TEXT NOT NULL,
+        seq_floor INTEGER NOT NULL DEFAULT 0
+      );
+      INSERT INTO kv_life (id, replica) VALUES (1, lower(hex(randomblob(16))));
     `);
   },
 };
