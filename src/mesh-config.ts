@@ -61,6 +61,7 @@ export function checkRows(
 ): PeerRow[] {
   if (!Array.isArray(value)) throw bad(at, "must be an array of {id?, endpoint}");
   const seen = new Map<string, number>();
+  const ids = new Map<string, number>();
   return value.map((row: unknown, i: number) => {
     const here = `${at}[${i}]`;
     if (typeof row !== "object" || row === null || Array.isArray(row))
@@ -80,6 +81,9 @@ export function checkRows(
     seen.set(endpoint, i);
     if (r.id !== undefined && (typeof r.id !== "string" || !ID.test(r.id)))
       throw bad(`${here}.id`, "must be an instance id (32 lower-case hex digits)");
+    if (r.id !== undefined && ids.has(r.id as string))
+      throw bad(`${here}.id`, `${r.id} is already listed at ${at}[${ids.get(r.id as string)}]`);
+    if (r.id !== undefined) ids.set(r.id as string, i);
     return r.id === undefined ? { endpoint } : { endpoint, id: r.id as string };
   });
 }
@@ -142,4 +146,16 @@ export function writePeersFile(path: string, rows: PeerRow[]): void {
 
 export function writePeersFileAsync(path: string, rows: PeerRow[]): Promise<void> {
   return writeFileAtomicAsync(path, peersText(rows));
+}
+
+/** This instance's endpoint: `http.endpoint` when configured, else the bound
+ * HTTP base URL (a wildcard bind is named by loopback: set `http.endpoint`
+ * for a mesh across machines). */
+export function ownEndpoint(configured: string | undefined, bound: string): string | undefined {
+  if (configured !== undefined) return normalizeEndpoint(configured);
+  const colon = bound.lastIndexOf(":");
+  let host = bound.slice(0, colon);
+  if (host === "0.0.0.0") host = "127.0.0.1";
+  if (host === "[::]") host = "[::1]";
+  return normalizeEndpoint(`http://${host}:${bound.slice(colon + 1)}/`);
 }

@@ -3,7 +3,7 @@ import { MutationRunner } from "../board/runner.js";
 import type { TeamBoard } from "../board/team-board.js";
 import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
-import { fitPeers, type InstanceInfo } from "../contract/peers.js";
+import { fitPeers } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
 import { MeshConfigError, readPeersFile } from "../mesh-config.js";
 import { configFile, stateFiles } from "../paths.js";
@@ -34,7 +34,8 @@ import { Kv } from "./kv.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
 import { KvReplication } from "./mesh/kv-replication.js";
-import { Mesh, type MeshTimers } from "./mesh/mesh.js";
+import { Mesh } from "./mesh/mesh.js";
+import { meshTestHooks } from "./mesh/timers.js";
 import { Messaging } from "./messaging.js";
 import { type HarnessKind, Presence } from "./presence.js";
 import { ReservationSweeper } from "./reservation-sweeper.js";
@@ -44,7 +45,7 @@ import { Sessions } from "./sessions.js";
 import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
 import { serveSessionStatus } from "./transcripts/status.js";
-import type { Connection } from "./wire/connection.js";
+import type { Connection, InboundHandler } from "./wire/connection.js";
 import { serveTeamWorkItems, serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
 /** What the HTTP listener needs for the sandbox origins: the grants, the
@@ -75,13 +76,12 @@ export interface EngineInputs {
    * by the caller; the instance closes it when it stops. Without it the board
    * is the instance's own file. */
   team?: TeamBoard;
-  self(): InstanceInfo;
   httpAddresses(): string[];
   shutdown(reason: string): void;
   /** Person authentication, once HTTP is bound. */
   people(): PersonAuth | undefined;
-  /** The mesh's test hooks: shorter timers, where to dial an endpoint. */
-  meshHooks?: { timers?: Partial<MeshTimers>; dial?: Record<string, string> };
+  /** Test hooks on: the mesh reads its `CCMSG_TEST_MESH_*` overrides. */
+  testHooks?: boolean;
 }
 
 export interface Engines {
@@ -116,6 +116,9 @@ export interface Engines {
   mesh: Mesh;
   /** KV replication over those links (DR-0049). */
   kvReplication: KvReplication;
+  /** What every accepted connection reads through: mesh handshakes and link
+   * frames first, then dispatch. */
+  inbound: InboundHandler;
 }
 
 /**
@@ -173,7 +176,7 @@ export function buildEngines(input: EngineInputs): Engines {
   const mesh = new Mesh({
     ...{ id, log, configRows: config.mesh?.endpoints ?? [], peersFile: files.mesh },
     fileRows: readPeersFile(files.mesh),
-    ...input.meshHooks,
+    ...(input.testHooks ? meshTestHooks(input.env) : {}),
     // A link coming or going shows in `peers` (reachable) at once.
     changed: () => hub.invalidate("peers"),
   });
@@ -214,7 +217,6 @@ export function buildEngines(input: EngineInputs): Engines {
     llmQuota: llm.quota,
     now: () => clock.now(),
     people: input.people,
-    self: input.self,
     mesh,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,
@@ -276,6 +278,7 @@ export function buildEngines(input: EngineInputs): Engines {
     connections,
     mesh,
     kvReplication,
+    inbound: mesh.inbound(dispatcher),
   };
 }
 

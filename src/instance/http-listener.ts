@@ -7,9 +7,9 @@ import type { PersonAuth } from "./auth/person-auth.js";
 import type { SandboxSide } from "./engines.js";
 import type { InstanceStore } from "./instance-store.js";
 import type { WebhookDeps } from "./llm/webhook.js";
+import type { Mesh } from "./mesh/mesh.js";
 import type { SearchHttpDeps } from "./search/http.js";
 import type { TestHooks } from "./test-hooks.js";
-import type { MeshHttpSide } from "./wire/http.js";
 import { type BoundHttp, bindHttp } from "./wire/http-bind.js";
 import type { Accept } from "./wire/transport.js";
 
@@ -38,8 +38,9 @@ export interface HttpListenerOptions {
   network: HttpConfig;
   /** An access token's lifetime (a test hook; default ACCESS_TTL_MS). */
   accessTtlMs: number | undefined;
-  /** The mesh's side: its WebSocket links and the one-off key route. */
-  mesh?: MeshHttpSide;
+  /** The mesh's side: its WebSocket links and the one-off key route; the
+   * listener starts it once bound. */
+  mesh?: Mesh;
 }
 
 /**
@@ -97,12 +98,15 @@ export async function startHttp(
         app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
         app.register(searchPlugin, { search: options.search, now: owner.now });
         app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
-        if (testHooks !== undefined) app.register(testHooksPlugin, testHooks);
+        if (testHooks !== undefined)
+          app.register(testHooksPlugin, { ...testHooks, mesh: options.mesh });
       },
     });
   });
   if (isLoopbackHost(host) || host === "0.0.0.0" || host === "::")
     options.sandbox.offer(parseHostPort(bound.address).port);
+  // Bound: the mesh knows its endpoint now and dials its peers.
+  options.mesh?.startOn(bound.address, options.network.endpoint);
   people = startPeople({
     ...{ id: owner.run.instance, address: bound.address, config: options.network },
     ...{ store: options.store, now: owner.now, log: options.log },

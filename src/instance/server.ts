@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { InstanceLock } from "../instance-lock.js";
@@ -11,7 +10,6 @@ import { buildEngines, type EngineInputs } from "./engines.js";
 import type { startHttp } from "./http-listener.js";
 import { loadOrMintInstanceId } from "./identity.js";
 import { type InstanceStore, openInstanceStore } from "./instance-store.js";
-import { type MeshTimers, ownEndpoint } from "./mesh/mesh.js";
 import { stopInstance } from "./shutdown.js";
 import { type KeptSocket, keepSocket } from "./socket-keeper.js";
 import { Connection } from "./wire/connection.js";
@@ -90,16 +88,13 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const engines = buildEngines({
       ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
       ...{ harness: claimingHarness(env), stateDir: options.stateDir, team: options.team },
-      self: () => ({ id, host: hostname(), reachable: true }),
       httpAddresses: () => (http === undefined ? [] : [http.address]),
       ...{ shutdown: (reason: string) => void stop(reason), people: () => http?.people },
-      meshHooks: options.testHooks ? meshHooks(env) : undefined,
+      testHooks: options.testHooks,
     });
     const { sessions, messaging, runner, board, connections, teamBoard } = engines;
-    // Mesh handshakes and link frames are taken before dispatch (DR-0047).
-    const inbound = engines.mesh.inbound(engines.dispatcher);
     const accept = (transport: Transport) => {
-      const conn = new Connection(transport, inbound);
+      const conn = new Connection(transport, engines.inbound);
       if (stopping !== undefined) return conn.close();
       connections.add(conn);
       conn.onClose(() => connections.delete(conn));
@@ -134,18 +129,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
               expire: () => engines.expire(),
               compacted: () => compacted,
               inboxReceiver: (sid) => messaging.receiverOf(sid),
-              mesh: engines.mesh,
             }
           : undefined,
       });
     }
     const url = http === undefined ? null : `http://${http.address}/`;
-    if (http === undefined)
-      engines.mesh.start(
-        undefined,
-        "no HTTP listener (started with --http off): peers dial <endpoint>ws",
-      );
-    else engines.mesh.start(ownEndpoint(engines.config.http?.endpoint, http.address));
     const info = { instance: id, pid: process.pid, socket: files.socket, http: url };
     const json = { ...info, started_at: startedAt, version: VERSION };
     writeFileAtomic(files.instanceJson, `${JSON.stringify(json, null, 2)}\n`);
@@ -158,28 +146,4 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     await release();
     throw error;
   }
-}
-
-/** The mesh's test hooks (read only with `--test-hooks`): shorter timers, and
- * `CCMSG_TEST_MESH_DIAL` = `{"<endpoint>": "host:port"}`, where to open the
- * TCP connection for a peer's endpoint (a proxy in between). */
-function meshHooks(env: Record<string, string | undefined>): {
-  timers: Partial<MeshTimers>;
-  dial?: Record<string, string>;
-} {
-  const ms = (name: string) => {
-    const v = Number(env[name]);
-    return Number.isFinite(v) && v > 0 ? v : undefined;
-  };
-  const timers: Partial<MeshTimers> = {};
-  const heartbeatMs = ms("CCMSG_TEST_MESH_HEARTBEAT_MS");
-  const deadMs = ms("CCMSG_TEST_MESH_DEAD_MS");
-  const backoffMs = ms("CCMSG_TEST_MESH_BACKOFF_MS");
-  if (heartbeatMs !== undefined) timers.heartbeatMs = heartbeatMs;
-  if (deadMs !== undefined) timers.deadMs = deadMs;
-  if (backoffMs !== undefined) timers.backoffMs = backoffMs;
-  let dial: Record<string, string> | undefined;
-  if (env.CCMSG_TEST_MESH_DIAL)
-    dial = JSON.parse(env.CCMSG_TEST_MESH_DIAL) as Record<string, string>;
-  return dial === undefined ? { timers } : { timers, dial };
 }

@@ -12,6 +12,9 @@ export interface MemoryMesh {
   port(id: string): MeshPort;
   /** Drop the link between two instances (both sides hear it go down). */
   cut(a: string, b: string): void;
+  /** Replace the link between two instances: what travels on it is lost and
+   * only `a` hears it come up again (without going down). */
+  replace(a: string, b: string): void;
   /** Restore one link, or every link. */
   heal(a?: string, b?: string): void;
   /** Frames sent and not yet delivered or lost. */
@@ -98,6 +101,11 @@ export function memoryMesh(ids: readonly string[]): MemoryMesh {
       life.set(key, (life.get(key) ?? 0) + 1);
       tell(a, b, false);
       tell(b, a, false);
+    },
+    replace(a, b) {
+      const key = pairKey(a, b);
+      life.set(key, (life.get(key) ?? 0) + 1);
+      tell(a, b, true);
     },
     heal(a, b) {
       const keys = a === undefined || b === undefined ? [...down] : [pairKey(a, b)];

@@ -117,6 +117,25 @@ describe("KV replication", () => {
     expect(c.kv.read("app", "k").value).toBe("via b");
   });
 
+  it("a link replaced under way (up again without going down, frames lost) starts both streams again", async () => {
+    const { mesh, replicas, a, b } = three();
+    await settle(mesh, replicas);
+    mesh.cut("b", "c");
+    mesh.cut("a", "c");
+    // b's frames to a and a's acknowledgements are lost with the old link;
+    // only a hears the new one come up.
+    void b.kv.write("app", "lost", 1);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    mesh.replace("a", "b");
+    await b.kv.write("app", "after", 2);
+    // c stays cut, so nothing reaches a but over the new link.
+    await settle(mesh, replicas);
+    expect(a.kv.read("app", "lost").value).toBe(1);
+    expect(a.kv.read("app", "after").value).toBe(2);
+    expect(stateOf(a)).toEqual(stateOf(b));
+  });
+
   it("a partition's writes catch up in a few large frames after the heal", async () => {
     const { mesh, replicas, a, c } = three();
     mesh.cut("a", "c");

@@ -92,7 +92,7 @@ export function dialLink(
         close(c, reason) {
           code ??= c;
           if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING)
-            ws.close(c ?? 1000, reason);
+            ws.close(c ?? 1000, reason?.slice(0, 120));
           // A peer that never answers the close (a black hole) is cut.
           setTimeout(() => ws.terminate(), 1000).unref();
         },

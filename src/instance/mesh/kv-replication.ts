@@ -143,9 +143,13 @@ export class KvReplication {
   }
 
   // A link coming up never clears what the peer's first frames may already
-  // have set up: the port reports it after the link is usable.
+  // have set up: the port reports it after the link is usable. It may come up
+  // again without going down (a replaced link, whose frames and acks in
+  // flight are gone): both streams start again from the marks.
   private linkUp(peer: string): void {
     this.d.port.send(peer, { mesh: "kv", t: "hello", replica: this.replica });
+    const s = this.in.get(peer);
+    if (s !== undefined) this.hello(peer, s.replica);
   }
 
   /**

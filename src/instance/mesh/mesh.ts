@@ -1,12 +1,12 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import { MAX_FRAME_BYTES, PROTOCOL_VERSION } from "../../contract/constants.js";
+import { PROTOCOL_VERSION } from "../../contract/constants.js";
 import type { Identity } from "../../contract/envelope.js";
 import { ContractError, contractError } from "../../contract/errors.js";
-import { encodeFailure, fitsFrame } from "../../contract/frames.js";
+import { encodeFailure, encodeRequest } from "../../contract/frames.js";
 import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
-import { normalizeEndpoint, type PeerRow, writePeersFileAsync } from "../../mesh-config.js";
+import { normalizeEndpoint, ownEndpoint, type PeerRow } from "../../mesh-config.js";
 import { VERSION } from "../../version.js";
 import type { Dispatcher } from "../dispatch.js";
 import { Connection, type InboundHandler } from "../wire/connection.js";
@@ -20,23 +20,15 @@ import {
   signProof,
   verifyProof,
 } from "./jws.js";
+import { Link } from "./link.js";
+import { type Peer, PeerBook } from "./peer-book.js";
 import type { LinkReply, MeshFrame, MeshPort, RelayedFrame } from "./port.js";
+import { backoffDelay, MESH_TIMERS, type MeshTimers } from "./timers.js";
 
 // The mesh's links (contract §8, §8.1; DR-0047): who is trusted, the
 // handshake on both sides, one kept link per peer, heartbeats, reconnects,
 // and the MeshPort the rest of the instance uses over them.
 
-export interface MeshTimers {
-  /** A beat is sent on every link this often. */
-  heartbeatMs: number;
-  /** A link nothing arrived on for this long is dead. */
-  deadMs: number;
-  /** The shortest wait before dialing again; the longest is 12 times it. */
-  backoffMs: number;
-}
-
-export const MESH_TIMERS: MeshTimers = { heartbeatMs: 20_000, deadMs: 60_000, backoffMs: 5_000 };
-const BACKOFF_MAX_FACTOR = 12;
 /** A request over a link without a reply this long fails (§8.1). */
 export const REQUEST_TIMEOUT_MS = 10_000;
 /** The longest a handshake may take, either side. */
@@ -77,43 +69,6 @@ export interface MeshOptions {
   dial?: Record<string, string>;
   /** What `instances()` returns changed (a link, a row, a host). */
   changed(): void;
-}
-
-interface Pending {
-  resolve(reply: LinkReply): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
-
-interface Peer {
-  endpoint: string;
-  /** The id a row states; a greeting naming another is refused. */
-  configuredId?: string;
-  fromConfig: boolean;
-  fromFile: boolean;
-  /** Bound once a handshake with it passed (or stated by its row). */
-  id?: string;
-  host?: string;
-  /** The kept link; `links` also holds a glare twin until it is closed. */
-  link?: Link;
-  links: Set<Link>;
-  dialing?: Outgoing;
-  retry?: NodeJS.Timeout;
-  failures: number;
-  lastError?: string;
-  removed: boolean;
-}
-
-interface Link {
-  peer: Peer;
-  conn: Connection;
-  /** `out`: this instance dialed it. */
-  direction: "in" | "out";
-  since: number;
-  lastHeard: number;
-  pending: Map<string, Pending>;
-  beat?: NodeJS.Timeout;
-  ended: boolean;
 }
 
 /** The dialer's side of one handshake. */
@@ -172,11 +127,14 @@ export class Mesh implements MeshPort {
   private readonly timers: MeshTimers;
   private readonly handshakeMs: number;
   private endpoint_: string | undefined;
-  private inert_: string | undefined = "the instance has not bound its HTTP listener yet";
+  /** Until HTTP is bound (`startOn`), and for good without an HTTP listener:
+   * peers dial `<endpoint>ws`. */
+  private inert_: string | undefined =
+    "no HTTP listener (an instance started with --http off is in no mesh)";
   private readonly host = hostname() || "localhost";
-  private readonly peers = new Map<string, Peer>();
-  private fileRows: PeerRow[];
-  private fileWrite: Promise<void> = Promise.resolve();
+  private readonly book: PeerBook;
+  /** The dial in progress to each peer (at most one). */
+  private readonly dialing = new Map<Peer, Outgoing>();
   /** Verified links and handshakes in progress, by connection. */
   private readonly links = new Map<Connection, Link>();
   private readonly outgoing = new Map<Connection, Outgoing>();
@@ -198,7 +156,16 @@ export class Mesh implements MeshPort {
     this.log = options.log;
     this.timers = { ...MESH_TIMERS, ...options.timers };
     this.handshakeMs = Math.min(HANDSHAKE_MAX_MS, this.timers.deadMs);
-    this.fileRows = [...options.fileRows];
+    this.book = new PeerBook(
+      options.configRows,
+      options.fileRows,
+      options.peersFile,
+      (row) => row.endpoint === this.endpoint_ || row.id === this.id,
+    );
+  }
+
+  private get peers(): Map<string, Peer> {
+    return this.book.peers;
   }
 
   // --- lifecycle ---
@@ -213,6 +180,21 @@ export class Mesh implements MeshPort {
     };
   }
 
+  /** Begin once HTTP is bound (at `bound`, `host:port`), or stay inert
+   * without it: the endpoint is `http.endpoint`, else the bound base URL. */
+  startOn(bound: string, configured: string | undefined): void {
+    // The config's list may name this instance by its id (§8.1): that row's
+    // endpoint is what peers put in `aud`.
+    const listed = this.options.configRows.find((r) => r.id === this.id)?.endpoint;
+    const own = configured === undefined ? undefined : normalizeEndpoint(configured);
+    if (own !== undefined && listed !== undefined && own !== listed)
+      this.log.error(
+        { http_endpoint: own, listed },
+        "the config's mesh list names this instance at another endpoint than http.endpoint; peers dialing the listed one are refused",
+      );
+    this.start(own ?? listed ?? ownEndpoint(undefined, bound));
+  }
+
   /** Begin with this instance's endpoint (dialing every peer), or stay inert
    * and say why. */
   start(endpoint: string | undefined, inertWhy?: string): void {
@@ -222,8 +204,7 @@ export class Mesh implements MeshPort {
     }
     this.endpoint_ = endpoint;
     this.inert_ = undefined;
-    for (const row of this.options.configRows) this.upsert(row, "config");
-    for (const row of this.fileRows) this.upsert(row, "file");
+    this.book.load();
     if (this.peers.size > 0)
       this.log.info({ endpoint, peers: [...this.peers.keys()] }, "mesh starting");
     for (const peer of this.peers.values()) this.ensureDial(peer);
@@ -234,7 +215,8 @@ export class Mesh implements MeshPort {
     this.stopped = true;
     for (const peer of this.peers.values()) {
       clearTimeout(peer.retry);
-      if (peer.dialing) this.outFail(peer.dialing, "the instance stops");
+      const out = this.dialing.get(peer);
+      if (out) this.outFail(out, "the instance stops");
       for (const link of [...peer.links]) this.end(link, CLOSE.stopping, "the instance stops");
     }
     for (const hs of [...this.incoming.values()]) this.inFail(hs, "the instance stops");
@@ -401,7 +383,7 @@ export class Mesh implements MeshPort {
         host: this.host,
       },
       ...(this.inert_ === undefined ? {} : { inert: this.inert_ }),
-      peers: this.rows().map((row) => {
+      peers: this.book.rows().map((row) => {
         const p = this.peers.get(row.endpoint);
         const link = p?.link;
         return {
@@ -417,17 +399,6 @@ export class Mesh implements MeshPort {
     };
   }
 
-  /** Every listed row (config and file), self excluded once known. */
-  private rows(): (PeerRow & { source: "config" | "file" | "config+file" })[] {
-    const out = new Map<string, PeerRow & { source: "config" | "file" | "config+file" }>();
-    for (const r of this.options.configRows) out.set(r.endpoint, { ...r, source: "config" });
-    for (const r of this.fileRows) {
-      const had = out.get(r.endpoint);
-      out.set(r.endpoint, had ? { ...had, source: "config+file" } : { ...r, source: "file" });
-    }
-    return [...out.values()].filter((r) => !this.isSelf(r));
-  }
-
   async add(
     input: string,
     id?: string,
@@ -439,88 +410,38 @@ export class Mesh implements MeshPort {
       throw contractError("invalid_args", "id: an instance id is 32 lower-case hex digits");
     if (endpoint === this.endpoint_ || id === this.id)
       throw contractError("invalid_args", `${endpoint} is this instance itself`);
-    const at = this.fileRows.findIndex((r) => r.endpoint === endpoint);
     const row: PeerRow = id === undefined ? { endpoint } : { endpoint, id };
-    const same = at >= 0 && this.fileRows[at]!.id === id;
-    if (!same) {
-      const rows = [...this.fileRows];
-      if (at >= 0) rows[at] = row;
-      else rows.push(row);
-      await this.saveRows(rows);
-    }
-    if (this.endpoint_ !== undefined) {
-      const peer = this.upsert(row, "file");
+    const added = await this.book.addRow(row);
+    const peer = this.endpoint_ === undefined ? undefined : this.book.upsert(row);
+    if (peer !== undefined) {
       this.ensureDial(peer);
       this.options.changed();
     }
-    return { ...row, added: !same };
+    return { ...row, added };
   }
 
   async remove(ref: string): Promise<{ endpoint: string; id?: string }> {
-    const endpoint = normalizeEndpoint(ref);
-    const row = this.rows().find(
-      (r) => r.endpoint === endpoint || r.id === ref || this.peers.get(r.endpoint)?.id === ref,
-    );
+    const row = this.book.find(normalizeEndpoint(ref), ref);
     if (row === undefined) throw contractError("not_found", `no peer ${ref} in the mesh list`);
     if (row.source === "config")
       throw contractError(
         "invalid_args",
         `${row.endpoint} is listed in the config file's mesh.endpoints: remove it there (and restart)`,
       );
-    await this.saveRows(this.fileRows.filter((r) => r.endpoint !== row.endpoint));
+    await this.book.removeRow(row.endpoint);
     const peer = this.peers.get(row.endpoint);
     const id = peer?.id ?? row.id;
+    // Listed in the config too: still trusted.
     if (peer !== undefined && row.source === "file") this.forget(peer);
-    else if (peer !== undefined) peer.fromFile = false;
     return id === undefined ? { endpoint: row.endpoint } : { endpoint: row.endpoint, id };
-  }
-
-  private saveRows(rows: PeerRow[]): Promise<void> {
-    const write = this.fileWrite.then(() => writePeersFileAsync(this.options.peersFile, rows));
-    this.fileWrite = write.catch(() => {});
-    return write.then(() => {
-      this.fileRows = rows;
-    });
-  }
-
-  private isSelf(row: PeerRow): boolean {
-    return row.endpoint === this.endpoint_ || row.id === this.id;
-  }
-
-  private upsert(row: PeerRow, source: "config" | "file"): Peer {
-    let peer = this.peers.get(row.endpoint);
-    if (this.isSelf(row)) return peer ?? this.blankPeer(row);
-    if (peer === undefined) {
-      peer = this.blankPeer(row);
-      this.peers.set(row.endpoint, peer);
-    }
-    if (source === "config") peer.fromConfig = true;
-    else peer.fromFile = true;
-    if (row.id !== undefined && (source === "config" || !peer.fromConfig)) {
-      peer.configuredId = row.id;
-      if (peer.link === undefined) peer.id = row.id;
-    }
-    return peer;
-  }
-
-  private blankPeer(row: PeerRow): Peer {
-    return {
-      endpoint: row.endpoint,
-      ...(row.id === undefined ? {} : { configuredId: row.id, id: row.id }),
-      fromConfig: false,
-      fromFile: false,
-      links: new Set(),
-      failures: 0,
-      removed: false,
-    };
   }
 
   /** A peer no longer trusted: its links close and nothing redials it. */
   private forget(peer: Peer): void {
-    peer.removed = true;
-    this.peers.delete(peer.endpoint);
+    this.book.drop(peer);
     clearTimeout(peer.retry);
-    if (peer.dialing) this.outFail(peer.dialing, "removed from the mesh list");
+    const out = this.dialing.get(peer);
+    if (out) this.outFail(out, "removed from the mesh list");
     for (const hs of [...this.incoming.values()])
       if (hs.peer === peer) this.inFail(hs, "removed from the mesh list");
     for (const link of [...peer.links]) this.end(link, CLOSE.removed, "removed from the mesh list");
@@ -598,20 +519,7 @@ export class Mesh implements MeshPort {
       return;
     }
     if (typeof f.ok === "boolean") {
-      const id = typeof f.request_id === "string" ? f.request_id : undefined;
-      const pending = id === undefined ? undefined : link.pending.get(id);
-      if (pending === undefined) return;
-      link.pending.delete(id!);
-      clearTimeout(pending.timer);
-      const { ok, request_id: _r, error, ...result } = f;
-      pending.resolve(
-        ok
-          ? { ok: true, result }
-          : {
-              ok: false,
-              error: error as LinkReply extends { ok: false; error: infer E } ? E : never,
-            },
-      );
+      link.settle(f);
       return;
     }
     if (f.ev === "topic") {
@@ -709,13 +617,13 @@ export class Mesh implements MeshPort {
     return this.bindingRefusal(peer, claim.id) ?? { peer };
   }
 
-  /** One id, one link: an id bound to another endpoint stays there. */
+  /** One id, one link: an id bound to another endpoint — by a link that is
+   * up, or by the row that lists it — stays there. */
   private bindingRefusal(peer: Peer, id: string): string | undefined {
     for (const other of this.peers.values())
       if (
         other !== peer &&
-        other.id === id &&
-        (other.link !== undefined || other.configuredId === id)
+        ((other.id === id && other.link !== undefined) || other.configuredId === id)
       )
         return `instance ${id} is already bound to ${other.endpoint}`;
     if (peer.link !== undefined && peer.id !== undefined && peer.id !== id)
@@ -781,7 +689,7 @@ export class Mesh implements MeshPort {
 
   private ensureDial(peer: Peer, delayMs = 0): void {
     if (this.stopped || this.endpoint_ === undefined || peer.removed) return;
-    if (peer.link !== undefined || peer.dialing !== undefined || peer.retry !== undefined) return;
+    if (peer.link !== undefined || this.dialing.has(peer) || peer.retry !== undefined) return;
     if (delayMs <= 0) {
       void this.dial(peer);
       return;
@@ -793,14 +701,8 @@ export class Mesh implements MeshPort {
     peer.retry.unref();
   }
 
-  /** Backoff between `backoffMs` and 12× it, doubling per failure, with jitter. */
   private retryLater(peer: Peer): void {
-    const base = this.timers.backoffMs;
-    const max = base * BACKOFF_MAX_FACTOR;
-    const step = Math.min(max, base * 2 ** Math.min(peer.failures, 8));
-    peer.failures++;
-    const delay = Math.min(max, Math.max(base, step * (0.75 + Math.random() * 0.5)));
-    this.ensureDial(peer, delay);
+    this.ensureDial(peer, backoffDelay(this.timers.backoffMs, peer.failures++));
   }
 
   private async dial(peer: Peer): Promise<void> {
@@ -810,7 +712,7 @@ export class Mesh implements MeshPort {
       done: false,
       timer: setTimeout(() => this.outFail(out, "the handshake timed out"), this.handshakeMs),
     };
-    peer.dialing = out;
+    this.dialing.set(peer, out);
     try {
       const key = await oneOffKey();
       if (out.done) return;
@@ -837,9 +739,7 @@ export class Mesh implements MeshPort {
         this.outFail(out, `closed (code ${dialed.closeCode() ?? "none"}) before the ack`),
       );
       conn.send(
-        JSON.stringify({
-          op: "hello",
-          request_id: HELLO_RID,
+        encodeRequest("hello", HELLO_RID, {
           role: "instance",
           protocol_version: PROTOCOL_VERSION,
           client_version: VERSION,
@@ -906,7 +806,7 @@ export class Mesh implements MeshPort {
     if (out.kid !== undefined) this.keys.delete(out.kid);
     out.key = undefined;
     if (out.conn) this.outgoing.delete(out.conn);
-    if (out.peer.dialing === out) out.peer.dialing = undefined;
+    if (this.dialing.get(out.peer) === out) this.dialing.delete(out.peer);
   }
 
   private outFail(out: Outgoing, why: string, code = 1000): void {
@@ -923,32 +823,18 @@ export class Mesh implements MeshPort {
   private linkUp(peer: Peer, conn: Connection, direction: "in" | "out", id: string): void {
     if (peer.id !== id) this.log.info({ endpoint: peer.endpoint, id }, "mesh peer bound");
     peer.id = id;
-    const now = Date.now();
-    const link: Link = {
-      peer,
-      conn,
-      direction,
-      since: now,
-      lastHeard: now,
-      pending: new Map(),
-      ended: false,
-    };
+    const link = new Link(peer, conn, direction);
     this.links.set(conn, link);
     peer.links.add(link);
     peer.failures = 0;
     peer.lastError = undefined;
     clearTimeout(peer.retry);
     peer.retry = undefined;
-    if (peer.dialing !== undefined && direction === "in") {
-      // A link exists: the dial still in flight may finish (glare) or not.
-    }
     conn.onClose(() => this.end(link, undefined, "the connection closed"));
-    link.beat = setInterval(() => {
-      if (Date.now() - link.lastHeard > this.timers.deadMs)
-        this.end(link, CLOSE.silent, `nothing heard for ${this.timers.deadMs} ms`);
-      else conn.send('{"mesh":"beat"}');
-    }, this.timers.heartbeatMs);
-    link.beat.unref();
+    const { heartbeatMs, deadMs } = this.timers;
+    link.startBeats(heartbeatMs, deadMs, () =>
+      this.end(link, CLOSE.silent, `nothing heard for ${deadMs} ms`),
+    );
     conn.send(JSON.stringify({ mesh: "about", host: this.host }));
     const current = peer.link;
     this.log.info(
@@ -985,19 +871,10 @@ export class Mesh implements MeshPort {
 
   /** Take a link out of service (closing it with `code` when this side ends it). */
   private end(link: Link, code: number | undefined, why: string): void {
-    if (link.ended) return;
-    link.ended = true;
+    if (!link.retire()) return;
     const { peer } = link;
-    clearInterval(link.beat);
     this.links.delete(link.conn);
     peer.links.delete(link);
-    for (const p of link.pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(
-        contractError("instance_unreachable", `the link to ${peer.id ?? peer.endpoint} dropped`),
-      );
-    }
-    link.pending.clear();
     if (code !== undefined) link.conn.close(code, why);
     const wasKept = peer.link === link;
     this.log.info({ endpoint: peer.endpoint, id: peer.id, why, kept: wasKept }, "mesh link down");
@@ -1035,28 +912,7 @@ export class Mesh implements MeshPort {
     frame: Record<string, unknown>,
     timeoutMs = REQUEST_TIMEOUT_MS,
   ): Promise<LinkReply> {
-    const requestId = `m${++this.counter}`;
-    const line = JSON.stringify({ ...frame, request_id: requestId });
-    if (!fitsFrame(line))
-      return Promise.reject(
-        contractError(
-          "bad_request",
-          `the request exceeds MAX_FRAME_BYTES (${MAX_FRAME_BYTES} bytes)`,
-        ),
-      );
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        link.pending.delete(requestId);
-        reject(
-          contractError(
-            "instance_unreachable",
-            `no reply from instance ${link.peer.id ?? link.peer.endpoint} within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-      link.pending.set(requestId, { resolve, reject, timer });
-      link.conn.send(line);
-    });
+    return link.request(`m${++this.counter}`, frame, timeoutMs);
   }
 
   private subscribeOn(relay: Relay, link: Link): void {
@@ -1090,16 +946,4 @@ function parseObject(line: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** This instance's endpoint: `http.endpoint` when configured, else the bound
- * HTTP base URL (a wildcard bind is named by loopback: set `http.endpoint`
- * for a mesh across machines). */
-export function ownEndpoint(configured: string | undefined, bound: string): string | undefined {
-  if (configured !== undefined) return normalizeEndpoint(configured);
-  const colon = bound.lastIndexOf(":");
-  let host = bound.slice(0, colon);
-  if (host === "0.0.0.0") host = "127.0.0.1";
-  if (host === "[::]") host = "[::1]";
-  return normalizeEndpoint(`http://${host}:${bound.slice(colon + 1)}/`);
 }

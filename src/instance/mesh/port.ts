@@ -64,6 +64,8 @@ export interface MeshPort {
   /** Hear instance-rule frames of one kind. */
   onFrame(kind: string, handler: (from: string, frame: MeshFrame) => void): void;
   /** Hear verified links come up and links go down (after the port's own
-   * bookkeeping, so `linked()` already reflects the change). */
+   * bookkeeping, so `linked()` already reflects the change). `up` may come
+   * again for a peer already up when its link was replaced (glare keeps the
+   * other socket): whatever a new link needs, send it again. */
   onLink(listener: (peer: string, up: boolean) => void): void;
 }

@@ -75,6 +75,9 @@ export interface MeshHttpSide {
   keyRequest(kid: string, body: unknown, ip: string | undefined): { status: number; body: object };
 }
 
+/** How long a mesh socket may stay silent before its greeting. */
+const MESH_GREETING_MS = 10_000;
+
 /** The key route's path below the endpoint's; kids are base64url. */
 const MESH_KEY_PATH = /mesh\/jwk\/([A-Za-z0-9_-]{16,128})$/;
 
@@ -175,7 +178,26 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       chosen.set(req, MESH_SUBPROTOCOL);
       wss.handleUpgrade(req, socket, head, (ws) => {
         const transport = webSocketTransport(ws, socket);
-        options.accept({ ...transport, peer: tcpPeer(socket), meshOnly: true });
+        // Unauthenticated until it greets: a socket that never speaks is cut
+        // (the handshake's own timer runs from its greeting on).
+        const silent = setTimeout(
+          () => transport.writer.close(4001, "no greeting"),
+          MESH_GREETING_MS,
+        );
+        silent.unref();
+        ws.once("close", () => clearTimeout(silent));
+        const reader: FrameReader = {
+          ...transport.reader,
+          listen: (handlers) =>
+            transport.reader.listen({
+              ...handlers,
+              frame: (line) => {
+                clearTimeout(silent);
+                handlers.frame(line);
+              },
+            }),
+        };
+        options.accept({ ...transport, reader, peer: tcpPeer(socket), meshOnly: true });
       });
       return;
     }
@@ -409,7 +431,7 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
     backlog: () => ws.bufferedAmount,
     // `ws` has no drain event of its own; its socket's is the same signal.
     onDrain: (listener) => raw.on("drain", listener),
-    close: (code, reason) => closeWith(code ?? 1001, reason ?? "instance stopping"),
+    close: (code, reason) => closeWith(code ?? 1001, (reason ?? "instance stopping").slice(0, 120)),
   };
   return { kind: "ws", reader, writer };
 }
