@@ -217,6 +217,7 @@ export function buildEngines(input: EngineInputs): Engines {
     llmQuota: llm.quota,
     now: () => clock.now(),
     people: input.people,
+    self: () => mesh.instances()[0]!,
     mesh,
     clientCount: () => connections.size,
     httpAddresses: input.httpAddresses,

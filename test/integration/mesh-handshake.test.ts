@@ -376,6 +376,8 @@ describe("mesh handshake (§8.1) against a hand-rolled dialer", () => {
       "already bound",
     ],
     ["R's own id", (kid) => hello(kid, { id: mesh.instances[0]!.id }), "own"],
+    ["another wire generation", (kid) => ({ ...hello(kid), protocol_version: 2 }), "generation 2"],
+    ["a sid beside the mesh claim", (kid) => ({ ...hello(kid), sid: crypto.randomUUID() }), "/sid"],
   ];
   for (const [name, greeting, why] of refusedGreetings)
     it(`refuses a greeting with ${name}, before fetching any key`, async () => {
@@ -422,6 +424,16 @@ describe("mesh handshake (§8.1) against a hand-rolled dialer", () => {
     s.send(hello(randomBytes(16).toString("base64url")));
     await expectRefused(s, "key could not be fetched");
     expect(fake.keyRequests.at(-1)?.status).toBe(404);
+  });
+
+  it("a mesh socket that never greets is cut after the handshake's time", async () => {
+    const s = await fake.dial(R);
+    const t0 = Date.now();
+    expect((await s.closed).code).toBe(4001);
+    // The helper's dead time (1 s) bounds a handshake in tests.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    await rStillServes();
   });
 
   it("a mesh socket opened from a browser page (with an Origin) is refused", async () => {
@@ -539,7 +551,38 @@ describe("the key route (C2) on a real instance", () => {
       await new Promise((r) => setTimeout(r, 25));
     }
     expect(row).toMatchObject({ id: fake.id, reachable: true, direction: "out", host: "fakehost" });
-    s.ws.close();
+    // Glare: the fake now dials in too and proves itself. Both links are
+    // verified at R, which keeps the one dialed by the lower endpoint and
+    // closes the other with 4000.
+    const key2 = fake.newKey();
+    const inbound = await fake.dial(mesh.endpoints[0]!);
+    const fetched = fake.nextKeyRequest();
+    inbound.send({
+      op: "hello",
+      request_id: "h2",
+      role: "instance",
+      protocol_version: 3,
+      mesh: { ver: 1, iss: fake.endpoint, aud: mesh.endpoints[0], id: fake.id, kid: key2.kid },
+    });
+    const { challenge: c2 } = await fetched;
+    const claims2 = { ver: 1, iss: fake.endpoint, aud: mesh.endpoints[0], challenge: c2 };
+    const exp2 = Math.floor(Date.now() / 1000) + 10;
+    const header = Buffer.from(JSON.stringify({ alg: "EdDSA", kid: key2.kid })).toString(
+      "base64url",
+    );
+    const body = Buffer.from(JSON.stringify({ ...claims2, exp: exp2 })).toString("base64url");
+    const signature = sign(null, Buffer.from(`${header}.${body}`), key2.privateKey).toString(
+      "base64url",
+    );
+    inbound.send({ mesh: "proof", jws: `${header}.${body}.${signature}` });
+    expect(await inbound.next()).toMatchObject({ ok: true, request_id: "h2" });
+    const rDialedKept = mesh.endpoints[0]! < fake.endpoint;
+    const [loser, winner] = rDialedKept ? [inbound, s] : [s, inbound];
+    expect((await loser.closed).code).toBe(4000);
+    const kept = (await mesh.list(0)).peers.find((x) => x.endpoint === fake.endpoint);
+    expect(kept).toMatchObject({ reachable: true, direction: rDialedKept ? "out" : "in" });
+    expect(winner.ws.readyState).toBe(winner.ws.OPEN);
+    winner.ws.close();
     await adminFrame(mesh.instances[0]!.socket, "admin_mesh_remove", { peer: fake.endpoint });
   });
 

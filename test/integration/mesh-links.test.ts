@@ -101,7 +101,7 @@ describe("mesh links", () => {
     expect(text.stdout).toContain("reachable, linked since");
   });
 
-  it("glare leaves one link per pair: the one dialed by the lower endpoint", async () => {
+  it("one link per pair, seen alike from both ends (glare: the lower endpoint's dial kept)", async () => {
     // The losers close at once; C2 key fetches close after their answer.
     await until("one connection per pair", async () => {
       for (let i = 0; i < 3; i++)
@@ -109,15 +109,20 @@ describe("mesh links", () => {
           if (mesh.connections(i, j) + mesh.connections(j, i) !== 1) return undefined;
       return true;
     });
+    const lists = await Promise.all([0, 1, 2].map((i) => mesh.list(i)));
     for (let i = 0; i < 3; i++) {
-      const list = await mesh.list(i);
-      for (const p of list.peers) {
+      for (const p of lists[i]!.peers) {
         const j = mesh.endpoints.indexOf(p.endpoint);
-        const lowerDialed = mesh.endpoints[i]! < mesh.endpoints[j]! ? "out" : "in";
-        expect(p.direction).toBe(lowerDialed);
+        const mirror = lists[j]!.peers.find((q) => q.endpoint === mesh.endpoints[i]);
+        expect(mirror?.direction).toBe(p.direction === "out" ? "in" : "out");
         // The socket of the kept link runs through the dialer's proxy.
-        const dialer = lowerDialed === "out" ? i : j;
-        expect(mesh.connections(dialer, dialer === i ? j : i)).toBe(1);
+        const [dialer, other] = p.direction === "out" ? [i, j] : [j, i];
+        expect(mesh.connections(dialer, other)).toBe(1);
+        // Where both dials were verified, the lower endpoint's was kept.
+        const glared = mesh.instances[i]!.log().some(
+          (l) => l.msg === "mesh link up" && l.glare === true && l.endpoint === p.endpoint,
+        );
+        if (glared) expect(mesh.endpoints[dialer]! < mesh.endpoints[other]!).toBe(true);
       }
     }
   });

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Capability, InstanceId } from "../../contract/identifiers.js";
+import type { InstanceInfo } from "../../contract/peers.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import type { Kv } from "../kv.js";
 import type { LlmQuota } from "../llm/quota.js";
@@ -50,6 +51,8 @@ export interface Services {
   /** Person authentication, once the HTTP listener is bound (its endpoint
    * is the passkeys' origin); undefined without one. */
   people(): PersonAuth | undefined;
+  /** This instance as `InstanceInfo` (itself, reachable): `mesh.instances()[0]`. */
+  self(): InstanceInfo;
   /** The mesh's links (a MeshPort, plus the handshake's and the
    * administrative frames' side; DR-0047). */
   mesh: Mesh;

@@ -1,60 +1,38 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import { PROTOCOL_VERSION } from "../../contract/constants.js";
 import type { Identity } from "../../contract/envelope.js";
 import { ContractError, contractError } from "../../contract/errors.js";
-import { encodeFailure, encodeRequest } from "../../contract/frames.js";
+import { encodeFailure } from "../../contract/frames.js";
 import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
 import { normalizeEndpoint, ownEndpoint, type PeerRow } from "../../mesh-config.js";
-import { VERSION } from "../../version.js";
 import type { Dispatcher } from "../dispatch.js";
-import { Connection, type InboundHandler } from "../wire/connection.js";
-import { dialLink, fetchKey } from "./dial.js";
-import {
-  MESH_VER,
-  type OneOffKey,
-  oneOffKey,
-  PROOF_TTL_SECS,
-  randomToken,
-  signProof,
-  verifyProof,
-} from "./jws.js";
+import type { Connection, InboundHandler } from "../wire/connection.js";
+import { Dialer } from "./dialer.js";
+import { CLOSE, type Claim, parseObject } from "./frames.js";
 import { Link } from "./link.js";
 import { type Peer, PeerBook } from "./peer-book.js";
 import type { LinkReply, MeshFrame, MeshPort, RelayedFrame } from "./port.js";
+import { bindingRefusal, claimRefusal, Receiver } from "./receiver.js";
 import { backoffDelay, MESH_TIMERS, type MeshTimers } from "./timers.js";
 
-// The mesh's links (contract §8, §8.1; DR-0047): who is trusted, the
-// handshake on both sides, one kept link per peer, heartbeats, reconnects,
-// and the MeshPort the rest of the instance uses over them.
+// The mesh's links (contract §8, §8.1; DR-0047): which connection is what
+// (a handshake on either side — dialer.ts, receiver.ts — or a verified
+// link), one kept link per peer (glare), reconnects, the peers list's
+// changes, and the MeshPort the rest of the instance uses over the links.
+
+// Kept importable from here, where the first version of this module had them.
+export { ownEndpoint } from "../../mesh-config.js";
+export { CLOSE } from "./frames.js";
+export { MESH_TIMERS, type MeshTimers, meshTestHooks } from "./timers.js";
 
 /** A request over a link without a reply this long fails (§8.1). */
 export const REQUEST_TIMEOUT_MS = 10_000;
 /** The longest a handshake may take, either side. */
 const HANDSHAKE_MAX_MS = 10_000;
-/** The key route's budget per source address (contract §1.1). */
-const KEY_REQUESTS_PER_SECOND = 20;
-
-/** WebSocket close codes of the mesh (DR-0047). */
-export const CLOSE = {
-  /** The other of two links both sides dialed (glare): not a reason to reconnect. */
-  duplicate: 4000,
-  /** The handshake failed (§8.1's list), or a frame came before the ack. */
-  refused: 4001,
-  /** The peer was removed from this instance's list. */
-  removed: 4002,
-  /** Nothing arrived for `deadMs`. */
-  silent: 4003,
-  /** The instance stops. */
-  stopping: 1001,
-} as const;
-
 const ID = new RegExp(INSTANCE_ID_PATTERN);
-const HELLO_RID = "mesh-hello";
 /** Instance-rule frames the port itself speaks; `onFrame` cannot take them. */
 const OWN_KINDS = new Set(["beat", "about", "proof"]);
-const CHALLENGE = /^[A-Za-z0-9_-]{22,256}$/;
 
 export interface MeshOptions {
   id: string;
@@ -69,32 +47,6 @@ export interface MeshOptions {
   dial?: Record<string, string>;
   /** What `instances()` returns changed (a link, a row, a host). */
   changed(): void;
-}
-
-/** The dialer's side of one handshake. */
-interface Outgoing {
-  peer: Peer;
-  conn?: Connection;
-  closeCode?: () => number | undefined;
-  key?: OneOffKey;
-  kid?: string;
-  proofSent: boolean;
-  timer: NodeJS.Timeout;
-  done: boolean;
-}
-
-/** The receiver's side of one handshake. */
-interface Incoming {
-  conn: Connection;
-  peer: Peer;
-  claim: { ver: number; iss: string; aud: string; id: string; kid: string };
-  line: string;
-  requestId: string;
-  challenge: string;
-  jwk?: unknown;
-  proof?: unknown;
-  timer: NodeJS.Timeout;
-  done: boolean;
 }
 
 interface Relay {
@@ -133,20 +85,15 @@ export class Mesh implements MeshPort {
     "no HTTP listener (an instance started with --http off is in no mesh)";
   private readonly host = hostname() || "localhost";
   private readonly book: PeerBook;
-  /** The dial in progress to each peer (at most one). */
-  private readonly dialing = new Map<Peer, Outgoing>();
+  private readonly dialer: Dialer;
+  private readonly receiver: Receiver;
   /** Verified links and handshakes in progress, by connection. */
   private readonly links = new Map<Connection, Link>();
-  private readonly outgoing = new Map<Connection, Outgoing>();
-  private readonly incoming = new Map<Connection, Incoming>();
   /** Verified, the `hello` on its way through dispatch: its reply is the ack. */
   private readonly acking = new Map<Connection, { peer: Peer; id: string }>();
-  /** One-off keys this instance serves at `mesh/jwk/<kid>` while it dials. */
-  private readonly keys = new Map<string, Outgoing>();
   private readonly relays = new Set<Relay>();
   private readonly frameHandlers = new Map<string, ((from: string, frame: MeshFrame) => void)[]>();
   private readonly linkListeners: ((peer: string, up: boolean) => void)[] = [];
-  private readonly keyBudget = new Map<string, { at: number; used: number }>();
   private inner: Inner | undefined;
   private counter = 0;
   private stopped = false;
@@ -162,6 +109,41 @@ export class Mesh implements MeshPort {
       options.peersFile,
       (row) => row.endpoint === this.endpoint_ || row.id === this.id,
     );
+    const common = {
+      log: this.log,
+      handshakeMs: this.handshakeMs,
+      endpoint: () => this.endpoint_,
+      dialTo: (endpoint: string) => options.dial?.[endpoint],
+    };
+    this.dialer = new Dialer({
+      ...common,
+      id: this.id,
+      inbound: { frame: (c, line) => this.frame(c, line), oversized: (c) => this.oversized(c) },
+      acknowledged: (peer, conn, id, host) => {
+        const refused =
+          peer.configuredId !== undefined && peer.configuredId !== id
+            ? `the peer answered as ${id}, not the listed ${peer.configuredId}`
+            : bindingRefusal(this.peers, peer, id);
+        if (refused !== undefined || peer.removed) return refused ?? "removed from the mesh list";
+        if (host !== undefined) peer.host = host;
+        conn.greet({ role: "instance" });
+        this.linkUp(peer, conn, "out", id);
+        return undefined;
+      },
+      failed: (peer, why) => {
+        peer.lastError = why;
+        this.retryLater(peer);
+      },
+    });
+    this.receiver = new Receiver({
+      ...common,
+      claimRefusal: (claim) => this.claimRefusal(claim),
+      verified: (conn, peer, id, line) => {
+        this.acking.set(conn, { peer, id });
+        this.inner?.frame(conn, line);
+      },
+      refuse: (conn, requestId, why) => this.refuse(conn, requestId, why),
+    });
   }
 
   private get peers(): Map<string, Peer> {
@@ -215,11 +197,16 @@ export class Mesh implements MeshPort {
     this.stopped = true;
     for (const peer of this.peers.values()) {
       clearTimeout(peer.retry);
-      const out = this.dialing.get(peer);
-      if (out) this.outFail(out, "the instance stops");
       for (const link of [...peer.links]) this.end(link, CLOSE.stopping, "the instance stops");
     }
-    for (const hs of [...this.incoming.values()]) this.inFail(hs, "the instance stops");
+    this.dialer.abandon("the instance stops");
+    this.receiver.failAll("the instance stops");
+  }
+
+  /** How long a mesh socket may stay silent before greeting (the listener
+   * cuts it then): the handshake's own limit. */
+  get greetingMs(): number {
+    return this.handshakeMs;
   }
 
   /** This instance's endpoint, once it has one. */
@@ -330,47 +317,7 @@ export class Mesh implements MeshPort {
 
   /** Answer `POST <endpoint>mesh/jwk/<kid>` with body `{challenge}`. */
   keyRequest(kid: string, body: unknown, ip: string | undefined): { status: number; body: object } {
-    if (!this.allowKeyRequest(ip ?? "?"))
-      return { status: 429, body: { ok: false, error: "too many key requests" } };
-    const out = this.keys.get(kid);
-    if (out === undefined || out.key === undefined || out.done)
-      return { status: 404, body: { ok: false, error: "no such key" } };
-    const challenge = (body as { challenge?: unknown } | null)?.challenge;
-    if (typeof challenge !== "string" || !CHALLENGE.test(challenge)) {
-      this.outFail(out, "the key was asked for without a valid challenge");
-      return {
-        status: 400,
-        body: { ok: false, error: "challenge: 22 to 256 base64url characters" },
-      };
-    }
-    // One fetch per key: sign now, then forget the private half.
-    const key = out.key;
-    this.keys.delete(kid);
-    out.key = undefined;
-    const jws = signProof(key, {
-      ver: MESH_VER,
-      iss: this.endpoint_ ?? "",
-      aud: out.peer.endpoint,
-      challenge,
-      exp: Math.floor(Date.now() / 1000) + PROOF_TTL_SECS,
-    });
-    out.proofSent = true;
-    // The key answers C2 first; the proof follows on the main connection.
-    setImmediate(() => {
-      if (!out.done) out.conn?.send(JSON.stringify({ mesh: "proof", jws }));
-    });
-    return { status: 200, body: key.jwk };
-  }
-
-  private allowKeyRequest(ip: string): boolean {
-    const now = Date.now();
-    const b = this.keyBudget.get(ip);
-    if (b === undefined || now - b.at >= 1000) {
-      if (this.keyBudget.size > 4096) this.keyBudget.clear();
-      this.keyBudget.set(ip, { at: now, used: 1 });
-      return true;
-    }
-    return ++b.used <= KEY_REQUESTS_PER_SECOND;
+    return this.dialer.keyRequest(kid, body, ip);
   }
 
   // --- the peers list (administrative frames) ---
@@ -440,10 +387,8 @@ export class Mesh implements MeshPort {
   private forget(peer: Peer): void {
     this.book.drop(peer);
     clearTimeout(peer.retry);
-    const out = this.dialing.get(peer);
-    if (out) this.outFail(out, "removed from the mesh list");
-    for (const hs of [...this.incoming.values()])
-      if (hs.peer === peer) this.inFail(hs, "removed from the mesh list");
+    this.dialer.abandon("removed from the mesh list", peer);
+    this.receiver.failAll("removed from the mesh list", peer);
     for (const link of [...peer.links]) this.end(link, CLOSE.removed, "removed from the mesh list");
     this.log.info({ endpoint: peer.endpoint, id: peer.id }, "mesh peer removed");
     this.options.changed();
@@ -457,14 +402,12 @@ export class Mesh implements MeshPort {
       this.linkFrame(link, line);
       return;
     }
-    const out = this.outgoing.get(conn);
-    if (out !== undefined) {
-      this.outgoingFrame(out, line);
+    if (this.dialer.has(conn)) {
+      this.dialer.frame(conn, line);
       return;
     }
-    const hs = this.incoming.get(conn);
-    if (hs !== undefined) {
-      this.incomingFrame(hs, line);
+    if (this.receiver.has(conn)) {
+      this.receiver.frame(conn, line);
       return;
     }
     if (this.acking.has(conn)) {
@@ -495,7 +438,7 @@ export class Mesh implements MeshPort {
 
   private inMesh(conn: Connection): boolean {
     return (
-      this.outgoing.has(conn) || this.incoming.has(conn) || this.acking.has(conn) || conn.meshOnly
+      this.dialer.has(conn) || this.receiver.has(conn) || this.acking.has(conn) || conn.meshOnly
     );
   }
 
@@ -570,128 +513,26 @@ export class Mesh implements MeshPort {
       this.refuse(conn, undefined, admitted?.msg ?? "no dispatcher");
       return;
     }
-    const claim = f.mesh as Incoming["claim"];
+    const claim = f.mesh as Claim;
     const refusal = this.claimRefusal(claim);
-    if (typeof refusal === "string") {
-      this.refuse(conn, requestId, refusal);
-      return;
-    }
-    const hs: Incoming = {
-      conn,
-      peer: refusal.peer,
-      claim,
-      line,
-      requestId: requestId!,
-      challenge: randomToken(32),
-      timer: setTimeout(() => this.inFail(hs, "the handshake timed out"), this.handshakeMs),
-      done: false,
-    };
-    this.incoming.set(conn, hs);
-    conn.onClose(() => this.inFail(hs, "closed during the handshake"));
-    fetchKey(
-      claim.iss,
-      claim.kid,
-      hs.challenge,
-      this.options.dial?.[claim.iss],
-      this.handshakeMs,
-    ).then(
-      (jwk) => {
-        hs.jwk = jwk;
-        this.tryVerify(hs);
-      },
-      (error: Error) => this.inFail(hs, `the key could not be fetched: ${error.message}`),
-    );
+    if (typeof refusal === "string") this.refuse(conn, requestId, refusal);
+    else this.receiver.begin(conn, refusal.peer, claim, line, requestId!);
   }
 
-  /** Step 3 and the bindings: the claim's own checks before any key is fetched. */
-  private claimRefusal(claim: Incoming["claim"]): string | { peer: Peer } {
-    if (claim.ver !== MESH_VER)
-      return `mesh handshake ver ${claim.ver} is not spoken here (${MESH_VER} is)`;
-    if (this.endpoint_ === undefined) return `this instance is in no mesh: ${this.inert_}`;
-    if (claim.aud !== this.endpoint_) return "aud is not this instance's endpoint";
-    const peer = this.peers.get(claim.iss);
-    if (peer === undefined) return "iss is not in this instance's endpoints list";
-    if (claim.id === this.id) return "that id is this instance's own";
-    if (peer.configuredId !== undefined && claim.id !== peer.configuredId)
-      return "the id is not the one listed for iss";
-    return this.bindingRefusal(peer, claim.id) ?? { peer };
-  }
-
-  /** One id, one link: an id bound to another endpoint — by a link that is
-   * up, or by the row that lists it — stays there. */
-  private bindingRefusal(peer: Peer, id: string): string | undefined {
-    for (const other of this.peers.values())
-      if (
-        other !== peer &&
-        ((other.id === id && other.link !== undefined) || other.configuredId === id)
-      )
-        return `instance ${id} is already bound to ${other.endpoint}`;
-    if (peer.link !== undefined && peer.id !== undefined && peer.id !== id)
-      return `${peer.endpoint} is linked as instance ${peer.id}`;
-    return undefined;
-  }
-
-  private incomingFrame(hs: Incoming, line: string): void {
-    const f = parseObject(line);
-    const isProof =
-      f?.mesh === "proof" &&
-      f.op === undefined &&
-      f.request_id === undefined &&
-      Object.keys(f).length === 2;
-    if (!isProof || hs.proof !== undefined) {
-      this.inFail(hs, "a frame other than the proof before the ack");
-      return;
-    }
-    hs.proof = f.jws;
-    this.tryVerify(hs);
-  }
-
-  private tryVerify(hs: Incoming): void {
-    if (hs.done || hs.jwk === undefined || hs.proof === undefined) return;
-    const verdict = verifyProof(hs.proof, {
-      kid: hs.claim.kid,
-      jwk: hs.jwk,
-      iss: hs.claim.iss,
-      aud: this.endpoint_ ?? "",
-      challenge: hs.challenge,
-      now: Date.now(),
+  private claimRefusal(claim: Claim): string | { peer: Peer } {
+    return claimRefusal(claim, {
+      ...{ id: this.id, endpoint: this.endpoint_, inert: this.inert_ },
+      peers: this.peers,
     });
-    if (!verdict.ok) {
-      this.inFail(hs, verdict.why);
-      return;
-    }
-    // The state may have moved while the key was fetched.
-    const again = this.claimRefusal(hs.claim);
-    if (typeof again === "string") {
-      this.inFail(hs, again);
-      return;
-    }
-    hs.done = true;
-    clearTimeout(hs.timer);
-    this.incoming.delete(hs.conn);
-    // The challenge is spent with the handshake; the greeting goes through
-    // dispatch, whose reply is the ack (handlers/connect.ts → `acked`).
-    this.acking.set(hs.conn, { peer: hs.peer, id: hs.claim.id });
-    this.inner?.frame(hs.conn, hs.line);
-  }
-
-  private inFail(hs: Incoming, why: string): void {
-    if (hs.done) return;
-    hs.done = true;
-    clearTimeout(hs.timer);
-    this.incoming.delete(hs.conn);
-    hs.jwk = undefined;
-    hs.peer.lastError = `refused a greeting: ${why}`;
-    if (!hs.conn.isClosed) this.refuse(hs.conn, hs.requestId, why);
   }
 
   // --- the dialer's handshake (S) ---
 
   private ensureDial(peer: Peer, delayMs = 0): void {
     if (this.stopped || this.endpoint_ === undefined || peer.removed) return;
-    if (peer.link !== undefined || this.dialing.has(peer) || peer.retry !== undefined) return;
+    if (peer.link !== undefined || this.dialer.dialing(peer) || peer.retry !== undefined) return;
     if (delayMs <= 0) {
-      void this.dial(peer);
+      void this.dialer.dial(peer);
       return;
     }
     peer.retry = setTimeout(() => {
@@ -703,119 +544,6 @@ export class Mesh implements MeshPort {
 
   private retryLater(peer: Peer): void {
     this.ensureDial(peer, backoffDelay(this.timers.backoffMs, peer.failures++));
-  }
-
-  private async dial(peer: Peer): Promise<void> {
-    const out: Outgoing = {
-      peer,
-      proofSent: false,
-      done: false,
-      timer: setTimeout(() => this.outFail(out, "the handshake timed out"), this.handshakeMs),
-    };
-    this.dialing.set(peer, out);
-    try {
-      const key = await oneOffKey();
-      if (out.done) return;
-      out.key = key;
-      out.kid = key.kid;
-      this.keys.set(key.kid, out);
-      const dialed = await dialLink(
-        peer.endpoint,
-        this.options.dial?.[peer.endpoint],
-        this.handshakeMs,
-      );
-      if (out.done) {
-        dialed.transport.writer.close(1000, "handshake abandoned");
-        return;
-      }
-      const conn = new Connection(dialed.transport, {
-        frame: (c, line) => this.frame(c, line),
-        oversized: (c) => this.oversized(c),
-      });
-      out.conn = conn;
-      out.closeCode = dialed.closeCode;
-      this.outgoing.set(conn, out);
-      conn.onClose(() =>
-        this.outFail(out, `closed (code ${dialed.closeCode() ?? "none"}) before the ack`),
-      );
-      conn.send(
-        encodeRequest("hello", HELLO_RID, {
-          role: "instance",
-          protocol_version: PROTOCOL_VERSION,
-          client_version: VERSION,
-          mesh: {
-            ver: MESH_VER,
-            iss: this.endpoint_,
-            aud: peer.endpoint,
-            id: this.id,
-            kid: key.kid,
-          },
-        }),
-      );
-    } catch (error) {
-      this.outFail(out, (error as Error).message || String(error));
-    }
-  }
-
-  /** Before the ack only the greeting's reply may arrive. */
-  private outgoingFrame(out: Outgoing, line: string): void {
-    const f = parseObject(line);
-    if (f?.request_id !== HELLO_RID || typeof f.ok !== "boolean") {
-      this.outFail(out, "the peer spoke before the ack", CLOSE.refused);
-      return;
-    }
-    if (f.ok !== true) {
-      const msg = (f.error as { msg?: unknown } | undefined)?.msg;
-      this.outFail(out, `refused: ${typeof msg === "string" ? msg : "no reason given"}`);
-      return;
-    }
-    if (!out.proofSent) {
-      this.outFail(out, "acknowledged without a proof", CLOSE.refused);
-      return;
-    }
-    const id = f.instance;
-    if (typeof id !== "string" || !ID.test(id)) {
-      this.outFail(out, "the ack names no instance id", CLOSE.refused);
-      return;
-    }
-    const peer = out.peer;
-    const refusal =
-      id === this.id
-        ? "the peer is this instance itself"
-        : peer.configuredId !== undefined && peer.configuredId !== id
-          ? `the peer answered as ${id}, not the listed ${peer.configuredId}`
-          : this.bindingRefusal(peer, id);
-    if (refusal !== undefined) {
-      this.outFail(out, refusal, CLOSE.refused);
-      return;
-    }
-    const first = Array.isArray(f.instances)
-      ? (f.instances[0] as { id?: unknown; host?: unknown })
-      : undefined;
-    if (first?.id === id && typeof first.host === "string" && first.host !== "")
-      peer.host = first.host;
-    const conn = out.conn!;
-    this.finishOut(out);
-    conn.greet({ role: "instance" });
-    this.linkUp(peer, conn, "out", id);
-  }
-
-  private finishOut(out: Outgoing): void {
-    out.done = true;
-    clearTimeout(out.timer);
-    if (out.kid !== undefined) this.keys.delete(out.kid);
-    out.key = undefined;
-    if (out.conn) this.outgoing.delete(out.conn);
-    if (this.dialing.get(out.peer) === out) this.dialing.delete(out.peer);
-  }
-
-  private outFail(out: Outgoing, why: string, code = 1000): void {
-    if (out.done) return;
-    this.finishOut(out);
-    out.peer.lastError = why;
-    this.log.info({ endpoint: out.peer.endpoint, why }, "mesh dial failed");
-    if (out.conn && !out.conn.isClosed) out.conn.close(code, why.slice(0, 120));
-    this.retryLater(out.peer);
   }
 
   // --- links ---
@@ -934,16 +662,5 @@ export class Mesh implements MeshPort {
           this.log.warn({ err: error, topic: relay.topic }, "relay subscribe failed");
       },
     );
-  }
-}
-
-function parseObject(line: string): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(line);
-    return typeof v === "object" && v !== null && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -71,12 +71,11 @@ export interface HttpOptions {
 
 /** What the listener asks the mesh (instance/mesh/mesh.ts). */
 export interface MeshHttpSide {
+  /** How long a mesh socket may stay silent before its greeting. */
+  readonly greetingMs: number;
   /** Answer `POST <endpoint>mesh/jwk/<kid>` (body `{challenge}`). */
   keyRequest(kid: string, body: unknown, ip: string | undefined): { status: number; body: object };
 }
-
-/** How long a mesh socket may stay silent before its greeting. */
-const MESH_GREETING_MS = 10_000;
 
 /** The key route's path below the endpoint's; kids are base64url. */
 const MESH_KEY_PATH = /mesh\/jwk\/([A-Za-z0-9_-]{16,128})$/;
@@ -170,7 +169,8 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
     // A mesh peer holds no credential of this instance: its socket may only
     // greet as an instance and prove its endpoint (mesh/mesh.ts), and no
     // browser page may open one.
-    if (options.mesh !== undefined && offered.includes(MESH_SUBPROTOCOL)) {
+    const mesh = options.mesh;
+    if (mesh !== undefined && offered.includes(MESH_SUBPROTOCOL)) {
       if (req.headers.origin !== undefined) {
         socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
         return;
@@ -182,7 +182,7 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
         // (the handshake's own timer runs from its greeting on).
         const silent = setTimeout(
           () => transport.writer.close(4001, "no greeting"),
-          MESH_GREETING_MS,
+          mesh.greetingMs,
         );
         silent.unref();
         ws.once("close", () => clearTimeout(silent));
