@@ -8,6 +8,7 @@ import { benchGateway } from "./gateway.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
+import { benchMeshKv } from "./mesh-kv.js";
 import { benchPgstore } from "./pgstore.js";
 import { benchPresence } from "./presence.js";
 import { benchReservations } from "./reservations.js";
@@ -37,6 +38,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   reservations: benchReservations,
   gateway: benchGateway,
   pgstore: benchPgstore,
+  "mesh-kv": benchMeshKv,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -33,6 +33,7 @@ import type { InstanceStore } from "./instance-store.js";
 import { fileKv, Kv } from "./kv.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
+import { KvReplication } from "./mesh/kv-replication.js";
 import { Mesh } from "./mesh/mesh.js";
 import { meshTestHooks } from "./mesh/timers.js";
 import { Messaging } from "./messaging.js";
@@ -113,6 +114,8 @@ export interface Engines {
   config: CcmsgConfig;
   /** The mesh's links (started once HTTP is bound; DR-0047). */
   mesh: Mesh;
+  /** KV replication over those links (DR-0049). */
+  kvReplication?: KvReplication;
   /** What every accepted connection reads through: mesh handshakes and link
    * frames first, then dispatch. */
   inbound: InboundHandler;
@@ -182,6 +185,15 @@ export function buildEngines(input: EngineInputs): Engines {
     // A link coming or going shows in `peers` (reachable) at once.
     changed: () => hub.invalidate("peers"),
   });
+  // KV across instances (DR-0049): inert without peers but for the purge of
+  // old tombstones. Not with the team store, which instances already share.
+  const kvReplication =
+    input.team === undefined
+      ? new KvReplication({
+          ...{ port: mesh, kv, store: store.kv, commit: (write) => store.queue.run(write) },
+          ...{ clock, log },
+        })
+      : undefined;
   if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
   // The LLM capabilities when a webhook source is configured (DR-0043).
@@ -274,6 +286,7 @@ export function buildEngines(input: EngineInputs): Engines {
     dispatcher,
     connections,
     mesh,
+    kvReplication,
     inbound: mesh.inbound(dispatcher),
   };
 }

@@ -20,8 +20,10 @@ export interface KvBackend {
     key: string,
     value: unknown,
     updatedAt: number,
+    /** When this instance stores it (tombstone age, DR-0049); default now. */
+    storedAt?: number,
   ): Promise<{ updated_at: number; won: boolean }>;
-  delete(ns: string, key: string, updatedAt: number): Promise<boolean>;
+  delete(ns: string, key: string, updatedAt: number, storedAt?: number): Promise<boolean>;
   /** Changes that won elsewhere (another instance sharing the store). */
   onRemote?(listener: (ns: string, entry: KvEntry) => void): void;
 }
@@ -32,8 +34,9 @@ export function fileKv(store: KvStore, commit: <T>(write: () => T) => Promise<T>
   return {
     read: (ns, key) => store.read(ns, key),
     list: (ns) => store.list(ns),
-    write: (ns, key, value, at) => commit(() => store.write(ns, key, value, at)),
-    delete: (ns, key, at) => commit(() => store.delete(ns, key, at)),
+    write: (ns, key, value, at, storedAt) =>
+      commit(() => store.write(ns, key, value, at, storedAt)),
+    delete: (ns, key, at, storedAt) => commit(() => store.delete(ns, key, at, storedAt)),
   };
 }
 
@@ -44,6 +47,7 @@ export function fileKv(store: KvStore, commit: <T>(write: () => T) => Promise<T>
  */
 export class Kv {
   private readonly listeners: ((ns: string, entry: KvEntry) => void)[] = [];
+  private readonly storedListeners: (() => void)[] = [];
 
   constructor(
     private readonly store: KvBackend,
@@ -62,9 +66,11 @@ export class Kv {
 
   /** Write at `updatedAt` (default now); returns the stamp the entry carries. */
   async write(ns: string, key: string, value: unknown, updatedAt?: number): Promise<number> {
-    const stamp = updatedAt ?? this.clock.now();
-    const result = await this.store.write(ns, key, value, stamp);
+    const now = this.clock.now();
+    const stamp = updatedAt ?? now;
+    const result = await this.store.write(ns, key, value, stamp, now);
     if (result.won) this.changed(ns, { key, value, updated_at: stamp });
+    this.stored();
     return result.updated_at;
   }
 
@@ -72,10 +78,14 @@ export class Kv {
    * removing one version states a stamp just after it, so a newer write
    * made elsewhere still wins. */
   async delete(ns: string, key: string, updatedAt?: number): Promise<void> {
-    const stamp = updatedAt ?? this.clock.now();
-    if (await this.store.delete(ns, key, stamp)) {
+    const now = this.clock.now();
+    const stamp = updatedAt ?? now;
+    if (await this.store.delete(ns, key, stamp, now)) {
       this.changed(ns, { key, updated_at: stamp, deleted: true });
     }
+    // A tombstone over nothing live is news to no subscriber, but it is
+    // stored and replicated.
+    this.stored();
   }
 
   /** The live entries of a namespace. */
@@ -88,8 +98,25 @@ export class Kv {
     this.listeners.push(listener);
   }
 
+  /** Hear that versions may have joined the store's change sequence
+   * (replication sends them on; DR-0049). */
+  onStored(listener: () => void): void {
+    this.storedListeners.push(listener);
+  }
+
+  /** Changes that won here after arriving from a peer (DR-0049): subscribers
+   * and listeners hear them exactly as a local change, several in one frame. */
+  announce(ns: string, entries: KvEntry[]): void {
+    this.hub.publish(`kv:${ns}`, { entries });
+    for (const entry of entries) for (const l of this.listeners) l(ns, entry);
+  }
+
   private changed(ns: string, entry: KvEntry): void {
     this.hub.publish(`kv:${ns}`, { entries: [entry] });
     for (const l of this.listeners) l(ns, entry);
+  }
+
+  private stored(): void {
+    for (const l of this.storedListeners) l();
   }
 }
