@@ -19,10 +19,11 @@ export async function startDaemon(
   stateDir: string,
   env: Record<string, string>,
   http = "off",
+  args: string[] = [],
 ): Promise<Daemon> {
   const child = spawn(
     process.execPath,
-    [CLI, "daemon", "run", "--state-dir", stateDir, "--http", http],
+    [CLI, "daemon", "run", "--state-dir", stateDir, "--http", http, ...args],
     {
       stdio: ["ignore", "pipe", "inherit"],
       env: { PATH: process.env.PATH, ...env },

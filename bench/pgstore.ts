@@ -5,7 +5,11 @@ import { join } from "node:path";
 import { claimWorkItem } from "../src/board/board.js";
 import { claimWorkItemPg } from "../src/board/pg-board.js";
 import type { WorkItem } from "../src/contract/ecc/board.js";
+import { fileKv, type KvBackend } from "../src/instance/kv.js";
+import { CommitQueue } from "../src/store/commit-queue.js";
+import { KvStore } from "../src/store/kv.js";
 import { PgBoardStore } from "../src/store/pg/board-store.js";
+import { TeamKv } from "../src/store/pg/team-kv.js";
 import { openStateStore } from "../src/store/state-store.js";
 import { WorkItemsStore } from "../src/store/work-items.js";
 import { startPostgres } from "../test/helpers/postgres.js";
@@ -17,6 +21,7 @@ import { round } from "./measure.js";
 // default durability (fsync and synchronous_commit on) and, as a second row,
 // with synchronous_commit off — what SQLite's WAL with synchronous=NORMAL
 // promises (a crash keeps every commit, a power loss may take the last ones).
+// KV writes and reads go through the KV engine's two backends.
 
 const ITEMS = 1000;
 
@@ -88,6 +93,57 @@ async function race(location: string): Promise<{ attempts_per_s: number; won: nu
   };
 }
 
+const KV_WRITES = 2000;
+const KV_READS = 200_000;
+
+/** KV through the engine's backends: the file (group commit, as the
+ * instance writes it) and the team store (one LWW upsert per write, reads
+ * from the in-memory copy). Writes per second one at a time (each awaited)
+ * and 32 in flight; reads per second of keys just written. */
+async function kvRates(kv: KvBackend): Promise<Record<string, number>> {
+  const value = { owner: "alice", glob: "src/**", expires_at: 1_900_000_000_000 };
+  let start = performance.now();
+  for (let i = 0; i < KV_WRITES; i++) await kv.write("bench", `seq-${i}`, value, 1000 + i);
+  const sequential = KV_WRITES / ((performance.now() - start) / 1000);
+  start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      for (let i = next++; i < KV_WRITES; i = next++)
+        await kv.write("bench", `par-${i}`, value, 1000 + i);
+    }),
+  );
+  const parallel = KV_WRITES / ((performance.now() - start) / 1000);
+  start = performance.now();
+  for (let i = 0; i < KV_READS; i++) kv.read("bench", `seq-${i % KV_WRITES}`);
+  const reads = KV_READS / ((performance.now() - start) / 1000);
+  return {
+    writes_per_s_one_at_a_time: round(sequential),
+    writes_per_s_32_in_flight: round(parallel),
+    reads_per_s: round(reads),
+  };
+}
+
+async function kvSqlite(path: string): Promise<Record<string, number>> {
+  const store = openStateStore(path);
+  store.db.pragma("busy_timeout = 0");
+  const queue = new CommitQueue(store.db, path);
+  try {
+    return await kvRates(fileKv(new KvStore(store.db), (w) => queue.run(w)));
+  } finally {
+    store.close();
+  }
+}
+
+async function kvPg(url: string): Promise<Record<string, number>> {
+  const store = await PgBoardStore.open(url);
+  try {
+    return await kvRates(await TeamKv.open(store, () => {}));
+  } finally {
+    await store.close();
+  }
+}
+
 export async function benchPgstore() {
   const dir = mkdtempSync(join(tmpdir(), "ccmsg-bench-pg-"));
   const cluster = await startPostgres({ durable: true });
@@ -116,6 +172,13 @@ export async function benchPgstore() {
       sqlite: await race(sqlite("race")),
       postgres: await race(racePg),
       postgres_sync_commit_off: await race(lazy(racePgLazy)),
+    };
+
+    out.kv = {
+      writes: KV_WRITES,
+      sqlite: await kvSqlite(sqlite("kv")),
+      postgres: await kvPg(await cluster.database("kv")),
+      postgres_sync_commit_off: await kvPg(lazy(await cluster.database("kv_lazy"))),
     };
     return out;
   } finally {

@@ -9,6 +9,7 @@ import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
 import { benchMesh } from "./mesh.js";
+import { benchMeshKv } from "./mesh-kv.js";
 import { benchPgstore } from "./pgstore.js";
 import { benchPresence } from "./presence.js";
 import { benchReservations } from "./reservations.js";
@@ -39,6 +40,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   gateway: benchGateway,
   pgstore: benchPgstore,
   mesh: benchMesh,
+  "mesh-kv": benchMeshKv,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

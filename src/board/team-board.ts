@@ -3,6 +3,8 @@ import { loadConfig } from "../config.js";
 import type { WorkItem, WorkItemsSummary } from "../contract/ecc/board.js";
 import { configFile } from "../paths.js";
 import { PgBoardStore } from "../store/pg/board-store.js";
+import { KV_CHANNEL } from "../store/pg/kv-store.js";
+import { TeamKv } from "../store/pg/team-kv.js";
 import { boardSummaryPg } from "./pg-board.js";
 
 /**
@@ -31,6 +33,18 @@ export function configuredStore(env: NodeJS.ProcessEnv): string | undefined {
   return loadConfig(configFile(undefined, env)).store;
 }
 
+/** Other tables' channels the board's LISTEN connection also hears, for
+ * whoever follows them (`follow`): one connection per instance, one
+ * reconnect and catch-up for all. */
+const FOLLOWED = [KV_CHANNEL];
+
+/** A follower of a channel: its payloads, and a catch-up after the LISTEN
+ * connection was lost (what changed meanwhile was not announced to us). */
+export interface ChannelFollower {
+  heard(payloads: string[]): void;
+  catchUp(): Promise<void>;
+}
+
 /** How many recently updated items the instance keeps at hand for
  * `work_items` snapshots (as the SQLite board's topic sends). */
 const RECENT = 200;
@@ -53,6 +67,10 @@ export class TeamBoard {
   version = 0;
 
   private log: Logger | undefined;
+  private readonly followers = new Map<string, ChannelFollower>();
+  /** KV in the same store, heard on the same connection (the instance's KV
+   * engine uses it instead of its file). */
+  kv!: TeamKv;
 
   private constructor(readonly store: PgBoardStore) {}
 
@@ -62,7 +80,15 @@ export class TeamBoard {
     try {
       await board.listen();
       board.recent_ = await store.items().recent(RECENT);
+      board.kv = await TeamKv.open(
+        store,
+        (channel, follower) => board.follow(channel, follower),
+        (error, what) => board.log?.warn({ err: error }, what),
+      );
     } catch (error) {
+      // The LISTEN connection goes back first: the pool ends only once every
+      // connection it lent is back.
+      await board.stopListening().catch(() => {});
       await store.close();
       throw error;
     }
@@ -86,6 +112,15 @@ export class TeamBoard {
     return () => this.listeners.delete(fn);
   }
 
+  /** Hear a followed channel (FOLLOWED) on the board's LISTEN connection;
+   * payloads arriving before this are not kept, so a follower reads its
+   * table after following it. */
+  follow(channel: string, follower: ChannelFollower): () => void {
+    if (!FOLLOWED.includes(channel)) throw new Error(`channel ${channel} is not listened to`);
+    this.followers.set(channel, follower);
+    return () => this.followers.delete(channel);
+  }
+
   /** The board summary, recomputed only after the board changed. */
   async summary(limit: number): Promise<WorkItemsSummary> {
     const version = this.version;
@@ -107,6 +142,9 @@ export class TeamBoard {
         this.log?.warn({ err: error }, "team board: lost the LISTEN connection; reconnecting");
         void this.relisten(1000);
       },
+      Object.fromEntries(
+        FOLLOWED.map((c) => [c, (p: string[]) => this.followers.get(c)?.heard(p)] as const),
+      ),
     );
   }
 
@@ -118,6 +156,10 @@ export class TeamBoard {
       const fresh = await this.store.items().recent(RECENT);
       const known = new Map(this.recent_.map((i) => [i.id, i.updatedAt]));
       this.heard(fresh.filter((i) => known.get(i.id) !== i.updatedAt).map((i) => i.id));
+      for (const f of this.followers.values())
+        await f
+          .catchUp()
+          .catch((error: unknown) => this.log?.warn({ err: error }, "team store: catch-up failed"));
       this.log?.info("team board: listening again");
     } catch {
       void this.relisten(Math.min(wait * 2, 30_000));
@@ -147,6 +189,7 @@ export class TeamBoard {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.kv?.dispose();
     await this.stopListening();
     await this.chain;
     await this.store.close();

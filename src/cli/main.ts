@@ -212,9 +212,9 @@ export const COMMANDS: Record<
   },
   store: {
     group: () => import("./store.js"),
-    help: "store migrate --to postgres://… — copy the board into PostgreSQL",
+    help: "store migrate --to postgres://… — copy the board and KV into PostgreSQL",
     more: [
-      "  migrate --to URL [--db PATH]  copy every work item and check run, in one",
+      "  migrate --to URL [--db PATH]  copy every work item, check run and KV entry, in one",
       "                                transaction; running it again changes nothing",
     ].join("\n"),
   },
@@ -274,7 +274,10 @@ export const COMMANDS: Record<
   check: {
     group: () => import("./check.js"),
     help: "check run — run the local checks the config declares",
-    more: "  --name n  run only that check. Results are kept for the HUD; exit 1 when one fails.",
+    more: [
+      "  --name n  run only that check. Results are kept for the HUD; exit 1 when one fails.",
+      "  --store postgres://…  keep them in the team store (else the config's store, else the file)",
+    ].join("\n"),
   },
   session: {
     group: () => import("./session.js"),

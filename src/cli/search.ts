@@ -1,12 +1,7 @@
+import type { SearchAnswer, SearchHit } from "../contract/search.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { openSearchReader } from "../store/search-index.js";
-import {
-  parseSince,
-  runSearch,
-  type SearchAnswer,
-  type SearchArgs,
-  type SearchHit,
-} from "../store/search-query.js";
+import { parseSince, runSearch, type SearchArgs } from "../store/search-query.js";
 import { connectInstance } from "./connect.js";
 import type { Command } from "./main.js";
 import { parse, print, UsageError, wantsJson } from "./options.js";

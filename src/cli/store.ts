@@ -8,7 +8,7 @@ const USAGE = "ccmsg store migrate --to postgres://… [--db PATH] [--json]";
 
 /**
  * `ccmsg store migrate --to postgres://…` — copy the instance's board (work
- * items and check runs) into a team board in PostgreSQL (DR-0046): one
+ * items and check runs) and KV (tombstones too) into a team store in PostgreSQL (DR-0046): one
  * transaction, safe to run again, progress on stderr. The file is left as
  * it is; instances use the team board once started with `--store` or the
  * config's `store`.
@@ -29,6 +29,6 @@ export const store: Command = async (argv) => {
     values,
     { ok: true, ...result },
     () =>
-      `copied ${result.workItems} work items and ${result.checkRuns} check runs from ${result.from} to ${result.to}`,
+      `copied ${result.workItems} work items, ${result.checkRuns} check runs and ${result.kv} KV entries from ${result.from} to ${result.to}`,
   );
 };

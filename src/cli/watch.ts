@@ -2,7 +2,7 @@ import { Client } from "../client/client.js";
 import type { AgentsData } from "../contract/agents.js";
 import { ContractError } from "../contract/errors.js";
 import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
-import { BUSY_WINDOW_MS, isBusy, readSessionLlm } from "../gateway/session-file.js";
+import { BUSY_WINDOW_MS, isBusy, readSessionLlm } from "../llm-session-file.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { connectInstance, greet, sendGreeting } from "./connect.js";
 import type { Command } from "./main.js";

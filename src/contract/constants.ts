@@ -28,6 +28,10 @@ export const REGISTER_TTL_MS = 600_000;
 /** How long a token-family tombstone is kept; credential tombstones are kept
  * forever. */
 export const FAMILY_TOMBSTONE_RETENTION_MS = 604_800_000;
+/** How long a KV tombstone is kept after it was stored (instance rule,
+ * DR-0049): as long as a disconnected peer's values are (§8.1), so a peer
+ * back within that time still hears of every removal it missed. */
+export const KV_TOMBSTONE_RETENTION_MS = 604_800_000;
 /** Element name of the direct-delivery wrapper (§7.5). */
 export const DIRECT_DELIVERY_TAG = "cross-session-message";
 /** Value of the wrapper's `from` attribute: never a sid or a `uds:` path, which

@@ -11,10 +11,10 @@ import {
   liveReservations,
   RESERVATIONS_NS,
 } from "../contract/reservations.js";
-import { readSessionLlm, type SessionLlm } from "../gateway/session-file.js";
 import { readInputFields, str } from "../harness/claude/statusline-input.js";
 import { readTodos } from "../harness/claude/todos.js";
 import { DEFAULT_BASH_TIMEOUT_SECONDS, staleShellCalls } from "../harness/loop-signals.js";
+import { readSessionLlm, type SessionLlm } from "../llm-session-file.js";
 import { codexConfigHome, stateFiles } from "../paths.js";
 import {
   type ConflictedWorktree,
@@ -143,7 +143,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
   ]);
   const fold = reading?.fold;
   const gitOk = git.state === "ok" ? git : undefined;
-  const runs = gitOk === undefined ? undefined : reader?.checkRuns(gitOk.toplevel);
+  const runs = gitOk === undefined ? undefined : await reader?.checkRuns(gitOk.toplevel);
   const local = gitOk === undefined ? undefined : localChecks(runs, ctx);
   const gh = github?.state === "ok" ? github : undefined;
 
@@ -181,7 +181,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
       `${plural(work.needsReview, "work item")} need${work.needsReview === 1 ? "s" : ""} review`,
     );
   const reservations = reservationsAround(
-    reader?.kvEntries(RESERVATIONS_NS),
+    await reader?.kvEntries(RESERVATIONS_NS),
     target.sid,
     gitOk?.toplevel ?? (target.cwdKnown ? target.cwd : undefined),
     now,

@@ -48,7 +48,7 @@ export async function openSessionContext(p: Places): Promise<SessionContext> {
   const env = p.env ?? process.env;
   const config = loadConfig(p.configPath);
   const files = stateFiles(p.stateDir);
-  const reader = await openStoreReader(files.database);
+  const reader = await openStoreReader(files.database, config.store);
   const target = await codexTarget(
     resolveTarget(p.flagSid, reader?.sessions, files.statusline, env, p.cwd),
     env,

@@ -14,17 +14,44 @@ export interface StoreReader {
   path: string;
   sessions: SessionLookup | undefined;
   /** Latest run per check of a repository; undefined without the table. */
-  checkRuns(repoRoot: string): CheckRun[] | undefined;
+  checkRuns(repoRoot: string): Promise<CheckRun[] | undefined>;
   /** Board signals; undefined without the table. */
   workSignals(): Promise<WorkSignals | undefined>;
   /** The live entries of a KV namespace; undefined without the table. */
-  kvEntries(ns: string): KvEntry[] | undefined;
+  kvEntries(ns: string): Promise<KvEntry[] | undefined>;
   /** The last board sync of a source; undefined when never run. */
   syncRun(source: SyncSource): Promise<SyncRun | undefined>;
   close(): void;
 }
 
-export async function openStoreReader(dbPath: string): Promise<StoreReader | undefined> {
+/**
+ * @param team the config's team store (DR-0046): check runs and KV are read
+ * there instead of the file (the rest stays the instance's own).
+ */
+export async function openStoreReader(
+  dbPath: string,
+  team?: string,
+): Promise<StoreReader | undefined> {
+  const file = await openFileReader(dbPath);
+  if (team === undefined) return file;
+  const { TeamReader } = await import("../store/pg/reader.js");
+  const shared = new TeamReader(team);
+  const none = async () => undefined;
+  return {
+    path: dbPath,
+    sessions: file?.sessions,
+    workSignals: file?.workSignals ?? none,
+    syncRun: file?.syncRun ?? none,
+    checkRuns: (repoRoot) => shared.checkRuns(repoRoot),
+    kvEntries: (ns) => shared.kvEntries(ns),
+    close() {
+      file?.close();
+      shared.close();
+    },
+  };
+}
+
+async function openFileReader(dbPath: string): Promise<StoreReader | undefined> {
   if (!existsSync(dbPath)) return undefined;
   const { openStateStoreReadOnly, hasTable } = await import("../store/state-store.js");
   const store: StateStore | undefined = openStateStoreReadOnly(dbPath);
@@ -48,13 +75,13 @@ export async function openStoreReader(dbPath: string): Promise<StoreReader | und
             latest: () => sessionsStore.latest(1)[0],
             recent: (limit) => sessionsStore.latest(limit),
           },
-    checkRuns: (repoRoot) => (runs === undefined ? undefined : runs.latestPerName(repoRoot)),
+    checkRuns: async (repoRoot) => runs?.latestPerName(repoRoot),
     async workSignals() {
       if (!hasItems) return undefined;
       const { readWorkSignals } = await import("./work-queues.js");
       return store.read(() => readWorkSignals(db));
     },
-    kvEntries: (ns) => (kv === undefined ? undefined : store.read(() => kv.list(ns))),
+    kvEntries: async (ns) => (kv === undefined ? undefined : store.read(() => kv.list(ns))),
     async syncRun(source) {
       if (!hasSyncRuns) return undefined;
       const { SyncRunsStore } = await import("../store/sync-runs.js");

@@ -30,10 +30,11 @@ import { sessionControlHandlers } from "./handlers/session-control.js";
 import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
 import { transcriptHandlers } from "./handlers/transcripts.js";
 import type { InstanceStore } from "./instance-store.js";
-import { Kv } from "./kv.js";
+import { fileKv, Kv } from "./kv.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
 import { type Across, workAcross } from "./mesh/across.js";
+import { KvReplication } from "./mesh/kv-replication.js";
 import { Mesh } from "./mesh/mesh.js";
 import { meshTestHooks } from "./mesh/timers.js";
 import { Messaging } from "./messaging.js";
@@ -114,6 +115,8 @@ export interface Engines {
   config: CcmsgConfig;
   /** The mesh's links (started once HTTP is bound; DR-0047). */
   mesh: Mesh;
+  /** KV replication over those links (DR-0049). */
+  kvReplication?: KvReplication;
   /** What every accepted connection reads through: mesh handshakes and link
    * frames first, then dispatch. */
   inbound: InboundHandler;
@@ -143,7 +146,12 @@ export function buildEngines(input: EngineInputs): Engines {
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const direct = directSetup(input.env, input.harness, input.configHome, log);
   const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
-  const kv = new Kv(store.kv, (write) => store.queue.run(write), hub, clock);
+  // KV in the team store when the board is there (DR-0046), else the file.
+  const kv = new Kv(
+    input.team?.kv ?? fileKv(store.kv, (write) => store.queue.run(write)),
+    hub,
+    clock,
+  );
   // File reservations (DR-0041) are KV entries; this only sweeps expired ones.
   const reservations = new ReservationSweeper(kv, clock, log);
   input.team?.logTo(log);
@@ -180,6 +188,15 @@ export function buildEngines(input: EngineInputs): Engines {
     // A link coming or going shows in `peers` (reachable) at once.
     changed: () => hub.invalidate("peers"),
   });
+  // KV across instances (DR-0049): inert without peers but for the purge of
+  // old tombstones. Not with the team store, which instances already share.
+  const kvReplication =
+    input.team === undefined
+      ? new KvReplication({
+          ...{ port: mesh, kv, store: store.kv, commit: (write) => store.queue.run(write) },
+          ...{ clock, log },
+        })
+      : undefined;
   if (config.launcher !== undefined) capabilities.add("launcher");
   if (input.harness === "claude") capabilities.add("fork");
   // The LLM capabilities when a webhook source is configured (DR-0043).
@@ -281,6 +298,7 @@ export function buildEngines(input: EngineInputs): Engines {
     dispatcher,
     connections,
     mesh,
+    kvReplication,
     inbound: mesh.inbound(dispatcher),
     across,
   };

@@ -31,6 +31,7 @@ export interface StopParts {
   hub: TopicHub;
   /** The mesh's links and dials (DR-0047). */
   mesh: { stop(): void };
+  kvReplication?: { dispose(): void };
   connections: ReadonlySet<Connection>;
   uds: KeptSocket;
   http: { close(): Promise<void> } | undefined;
@@ -59,6 +60,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   const restarting = encodeEvent({ ev: "restarting", instance: parts.id });
   for (const conn of parts.connections) conn.send(restarting);
   parts.mesh.stop();
+  parts.kvReplication?.dispose();
   parts.store.queue.flush();
   parts.presence.dispose();
   parts.reservations.dispose();

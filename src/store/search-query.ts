@@ -1,4 +1,5 @@
 import { contractError } from "../contract/errors.js";
+import type { SearchAnswer, SearchHit } from "../contract/search.js";
 import type { Db } from "./database.js";
 import { sidTag, typeTags } from "./search-index.js";
 
@@ -19,35 +20,6 @@ export interface SearchArgs {
   /** An item type, or a prefix of whole segments (`tool`, `message:user`). */
   type?: string;
   limit?: number;
-}
-
-/** One result. */
-export interface SearchHit {
-  sid: string;
-  agent_id?: string;
-  /** The transcript item's id (`<uuid>:<index>`). */
-  item?: string;
-  /** A message's mid. */
-  mid?: string;
-  /** A message's sender (a sid or `user`). */
-  from?: string;
-  type: string;
-  at: number;
-  /** The text around the match; `highlights` are [start, end) offsets of the
-   * matched words in it (UTF-16 code units). */
-  snippet: string;
-  highlights: [number, number][];
-  /** BM25 relevance: higher is better. */
-  rank: number;
-}
-
-export interface SearchAnswer {
-  hits: SearchHit[];
-  /** More matched than were returned. */
-  more: boolean;
-  /** The index has not read every source yet (a new index, or a backlog
-   * after a restart): what it answers may be incomplete. */
-  indexing: boolean;
 }
 
 export const MAX_QUERY_CHARS = 1024;

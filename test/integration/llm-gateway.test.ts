@@ -14,8 +14,8 @@ import type {
   LlmUsageReadResult,
 } from "../../src/contract/llm.js";
 import type { PeerInfo } from "../../src/contract/peers.js";
-import { readSessionLlm } from "../../src/gateway/session-file.js";
 import { localDay } from "../../src/instance/llm/usage.js";
+import { readSessionLlm } from "../../src/llm-session-file.js";
 import {
   FakeMessagesApi,
   OUTPUT_TOKENS,

@@ -211,6 +211,7 @@ describe("PostgreSQL board store", () => {
     expect(r.rows).toEqual([
       { version: 1, name: "001_work_items" },
       { version: 2, name: "002_check_runs" },
+      { version: 3, name: "003_kv" },
     ]);
   });
 });
@@ -455,7 +456,7 @@ describe("instances sharing a team board in PostgreSQL", () => {
     expect(first.stderr).toMatch(/1000\/1200 work items/);
     const second = await runCli(["store", "migrate", "--to", url, "--db", dbPath, "--text"], env);
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toMatch(/copied 1200 work items and 1 check runs/);
+    expect(second.stdout).toMatch(/copied 1200 work items, 1 check runs and 0 KV entries/);
 
     const store = await PgBoardStore.open(url);
     try {

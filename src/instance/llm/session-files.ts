@@ -2,13 +2,13 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { writeFileAtomicAsync } from "../../atomic-write.js";
-import { type SessionLlm, sessionLlmDir } from "../../gateway/session-file.js";
+import { type SessionLlm, sessionLlmDir } from "../../llm-session-file.js";
 
 /** A session's file is rewritten at most this often. */
 const WRITE_EVERY_MS = 250;
 
 /**
- * Writes each session's `llm-sessions/<sid>.json` (gateway/session-file.ts)
+ * Writes each session's `llm-sessions/<sid>.json` (src/llm-session-file.ts)
  * for the statusline and the HUD: after an event about it, at most every
  * 250 ms, without blocking (a temp file, then a rename), 0600 in a 0700
  * directory. What goes in is computed at write time by `snapshot`.

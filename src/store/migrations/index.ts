@@ -7,6 +7,7 @@ import { m0005InboxHeldAge } from "./0005-inbox-held-age.js";
 import { m0006SyncRuns } from "./0006-sync-runs.js";
 import { m0007LlmUsage } from "./0007-llm-usage.js";
 import { m0008AuthRecords } from "./0008-auth-records.js";
+import { m0009KvReplication } from "./0009-kv-replication.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0006SyncRuns,
   m0007LlmUsage,
   m0008AuthRecords,
+  m0009KvReplication,
 ];

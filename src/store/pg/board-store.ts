@@ -1,10 +1,11 @@
-import type { Notification, Pool, PoolClient } from "pg";
+import type { Client, Notification, Pool, PoolClient } from "pg";
 import type { WorkItem } from "../../contract/ecc/board.js";
 import { DONE_STATUSES, isDoneStatus, PRIORITIES, priorityRank } from "../../contract/ecc/lanes.js";
 import { type ContractError, contractError, STATE_STORE_BUSY } from "../../contract/errors.js";
 import type { CheckRun } from "../check-runs.js";
 import { BUSY_TIMEOUT_MS } from "../database.js";
 import { type StatusCounts, type WorkItemRow, workItemOf } from "../work-items.js";
+import { PgKvTable } from "./kv-store.js";
 import { migratePg } from "./migrations.js";
 import { redactUrl } from "./url.js";
 
@@ -42,7 +43,7 @@ function params(i: WorkItem): unknown[] {
 
 /** The work-item queries over one connection (inside a transaction or not). */
 export class PgWorkItems {
-  constructor(private readonly c: PoolClient | Pool) {}
+  constructor(private readonly c: PoolClient | Pool | Client) {}
 
   /** One item; `lock` takes its row lock (waits up to the lock timeout). */
   async get(id: string, lock = false): Promise<WorkItem | undefined> {
@@ -169,6 +170,8 @@ export class PgWorkItems {
 
 /** Connections that already carry a no-op `error` listener. */
 const guarded = new WeakSet<PoolClient>();
+/** Connections whose session lock_timeout is the busy timeout. */
+const timed = new WeakSet<PoolClient>();
 
 export interface PgStoreOptions {
   /** How long a transaction waits for another's row lock before it is
@@ -194,6 +197,7 @@ export class PgBoardStore {
   static async open(url: string, options: PgStoreOptions = {}): Promise<PgBoardStore> {
     // Loaded on demand: a SQLite-only instance never pays for the client.
     const { default: pg } = await import("pg");
+    const busyTimeoutMs = Math.max(1, Math.trunc(options.busyTimeoutMs ?? BUSY_TIMEOUT_MS));
     const pool = new pg.Pool({
       connectionString: url,
       max: options.maxConnections ?? 4,
@@ -202,7 +206,7 @@ export class PgBoardStore {
     // An idle connection the server dropped must not crash the instance;
     // the next query opens a new one.
     pool.on("error", () => {});
-    const store = new PgBoardStore(pool, redactUrl(url), options.busyTimeoutMs ?? BUSY_TIMEOUT_MS);
+    const store = new PgBoardStore(pool, redactUrl(url), busyTimeoutMs);
     try {
       const client = await pool.connect();
       try {
@@ -220,17 +224,36 @@ export class PgBoardStore {
   /** Queries outside a transaction (each one its own snapshot). */
   readonly items = (): PgWorkItems => new PgWorkItems(this.pool);
 
+  /** KV statements, each its own transaction; failures mapped as `write`
+   * maps them (a row lock held past the timeout is `STATE_STORE_BUSY`). */
+  async kv<T>(fn: (kv: PgKvTable) => Promise<T>): Promise<T> {
+    const client = await this.connect();
+    try {
+      // Outside a transaction a statement waits for a row lock no longer
+      // than a transaction's SET LOCAL lets it: set once per connection.
+      if (!timed.has(client)) {
+        await client.query(`SET lock_timeout = ${this.busyTimeoutMs}`);
+        timed.add(client);
+      }
+      return await fn(new PgKvTable(client));
+    } catch (error) {
+      throw this.failed(error);
+    } finally {
+      client.release();
+    }
+  }
+
   /**
    * Run `fn` in one transaction whose row locks wait at most the busy
    * timeout (`lock_timeout`); a wait that runs out rolls back and fails with
    * `STATE_STORE_BUSY`, as on SQLite.
    */
-  async write<T>(fn: (items: PgWorkItems) => Promise<T>): Promise<T> {
+  async write<T>(fn: (items: PgWorkItems, client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.connect();
     try {
       await client.query("BEGIN");
       await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(this.busyTimeoutMs))}`);
-      const result = await fn(new PgWorkItems(client));
+      const result = await fn(new PgWorkItems(client), client);
       await client.query("COMMIT");
       return result;
     } catch (error) {
@@ -262,27 +285,35 @@ export class PgBoardStore {
    * instance, another instance, the CLI), as batches of item ids. One
    * dedicated connection LISTENs; stop it with the returned function. When
    * that connection is lost, `lost` is called once and nothing more is heard
-   * (the caller listens again and catches up).
+   * (the caller listens again and catches up). `more` hears other tables'
+   * channels on the same connection, their payloads batched the same way.
    */
   async listen(
     onIds: (ids: string[]) => void,
     lost: (error: unknown) => void,
+    more: Record<string, (payloads: string[]) => void> = {},
   ): Promise<() => Promise<void>> {
     const client = await this.connect();
-    let pending = new Set<string>();
+    const heard = new Map<string, (payloads: string[]) => void>([
+      ["ccmsg_work_items", onIds],
+      ...Object.entries(more),
+    ]);
+    let pending = new Map<string, Set<string>>();
     let scheduled = false;
     let gone = false;
     const onNotify = (n: Notification) => {
-      if (n.channel !== "ccmsg_work_items" || n.payload === undefined) return;
-      pending.add(n.payload);
+      if (!heard.has(n.channel) || n.payload === undefined) return;
+      const set = pending.get(n.channel) ?? new Set();
+      set.add(n.payload);
+      pending.set(n.channel, set);
       if (scheduled) return;
       scheduled = true;
       // Notifications of one burst arrive together: hand them over as one batch.
       setImmediate(() => {
         scheduled = false;
-        const ids = [...pending];
-        pending = new Set();
-        onIds(ids);
+        const batches = pending;
+        pending = new Map();
+        for (const [channel, payloads] of batches) heard.get(channel)!([...payloads]);
       });
     };
     const onError = (error: unknown) => {
@@ -295,7 +326,7 @@ export class PgBoardStore {
     client.on("notification", onNotify);
     client.on("error", onError);
     try {
-      await client.query("LISTEN ccmsg_work_items");
+      for (const channel of heard.keys()) await client.query(`LISTEN ${channel}`);
     } catch (error) {
       gone = true;
       client.release(true);
@@ -305,7 +336,7 @@ export class PgBoardStore {
       if (gone) return;
       gone = true;
       client.off("notification", onNotify);
-      await client.query("UNLISTEN ccmsg_work_items").catch(() => {});
+      await client.query("UNLISTEN *").catch(() => {});
       client.off("error", onError);
       client.release();
     };

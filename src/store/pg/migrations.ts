@@ -68,6 +68,34 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       -- (store migrate) must not duplicate it.
       CREATE UNIQUE INDEX idx_check_runs_once ON check_runs (repo_root, name, finished_at);`,
   },
+  {
+    version: 3,
+    name: "003_kv",
+    sql: `
+      -- KV (contract §11) shared by the instances: the SQLite table's
+      -- columns. The value is the JSON text as written (not jsonb, which
+      -- would normalise it): equal stamps are decided on its UTF-8 bytes.
+      -- Tombstones are rows with deleted = true and no value.
+      CREATE TABLE kv (
+        ns TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT,
+        updated_at BIGINT NOT NULL,
+        deleted BOOLEAN NOT NULL DEFAULT false,
+        PRIMARY KEY (ns, key),
+        CHECK (deleted = (value IS NULL))
+      );
+      -- Every committed change, as "ns<TAB>key<TAB>updated_at" (neither a
+      -- namespace nor a key holds a control character); listeners read the
+      -- row itself, so the payload stays far below NOTIFY's 8000 bytes.
+      CREATE FUNCTION ccmsg_kv_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('ccmsg_kv', NEW.ns || chr(9) || NEW.key || chr(9) || NEW.updated_at);
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER kv_notify AFTER INSERT OR UPDATE ON kv
+        FOR EACH ROW EXECUTE FUNCTION ccmsg_kv_notify();`,
+  },
 ];
 
 /** Serialises first opens across instances: any 64-bit key nobody else uses. */
@@ -85,6 +113,9 @@ export async function migratePg(client: PoolClient): Promise<number> {
   if ((await applied(client)) === latest) return latest;
   await client.query("BEGIN");
   try {
+    // Connections carry the busy timeout as their lock_timeout; a first open
+    // waits for another's migration however long it takes.
+    await client.query("SET LOCAL lock_timeout = 0");
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
     await client.query(
       `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -1,5 +1,6 @@
 import type { ComponentChild } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { SearchAnswer as Answer } from "../../../src/contract/search.js";
 import { ApiError, api } from "../lib/api.js";
 import { href, replace } from "../lib/router.js";
 import { labelOf, rowsBySid } from "../lib/sessions.js";
@@ -11,28 +12,13 @@ import { Badge, describeError, ErrorText, Time } from "../ui/common.js";
 // session said. The query lives in the URL (`#/search?q=…`), so a search can
 // be reloaded, shared and gone back to.
 
-/** One result, as `/api/search` answers it (src/store/search-query.ts). */
-interface Hit {
-  sid: string;
-  agent_id?: string;
-  item?: string;
-  mid?: string;
-  from?: string;
-  type: string;
-  at: number;
-  snippet: string;
-  highlights: [number, number][];
-}
-
-interface Answer {
-  hits: Hit[];
-  more: boolean;
-  indexing: boolean;
-}
-
 /** Quiet time after the last keystroke before the query is sent. */
 const DEBOUNCE_MS = 250;
 const LIMIT = 50;
+/** How often an answer that may still grow is asked for again, and how many
+ * times an empty one is (about 10 s) before the view waits for the person. */
+const RETRY_MS = 1000;
+const EMPTY_RETRIES = 10;
 
 const SINCE: { value: string; label: string }[] = [
   { value: "", label: "Any time" },
@@ -53,6 +39,11 @@ export function SearchView(props: { q?: string; sid?: string; since?: string }) 
   const [state, setState] = useState<State>({ kind: "idle" });
   /** Answers arrive out of order; only the newest request's is shown. */
   const seq = useRef(0);
+  const [tick, setTick] = useState(0);
+  const retries = useRef<{ key: string; empty: number; timer?: ReturnType<typeof setTimeout> }>({
+    key: "",
+    empty: 0,
+  });
   const q = (props.q ?? "").trim();
   const { sid, since } = props;
 
@@ -85,16 +76,29 @@ export function SearchView(props: { q?: string; sid?: string; since?: string }) 
     document.title = q === "" ? "Search · ccmsg" : `${q} · search · ccmsg`;
     const mine = ++seq.current;
     if (q === "") {
+      retries.current = { key: "", empty: 0 };
       setState({ kind: "idle" });
       return;
     }
-    setState((s) => ({ kind: "searching", last: s.kind === "done" ? s.answer : undefined }));
+    // A new query starts afresh; asking the same one again shows no spinner.
+    const key = JSON.stringify([q, sid, since]);
+    if (retries.current.key !== key) {
+      retries.current = { key, empty: 0 };
+      setState((s) => ({ kind: "searching", last: s.kind === "done" ? s.answer : undefined }));
+    }
     const params = new URLSearchParams({ q, limit: String(LIMIT) });
     if (sid !== undefined) params.set("sid", sid);
     if (since !== undefined) params.set("since", since);
     api<Answer>("GET", `api/search?${params}`).then(
       (answer) => {
-        if (seq.current === mine) setState({ kind: "done", answer });
+        if (seq.current !== mine) return;
+        setState({ kind: "done", answer });
+        // Ask again while the answer may still grow: the index is catching
+        // up, or nothing matched yet (what was said a moment ago is indexed
+        // within a second or so).
+        const r = retries.current;
+        const again = answer.indexing || (answer.hits.length === 0 && r.empty++ < EMPTY_RETRIES);
+        if (again) r.timer = setTimeout(() => setTick((t) => t + 1), RETRY_MS);
       },
       (error: unknown) => {
         if (seq.current !== mine) return;
@@ -108,9 +112,10 @@ export function SearchView(props: { q?: string; sid?: string; since?: string }) 
       },
     );
     return () => {
+      clearTimeout(retries.current.timer);
       document.title = "ccmsg console";
     };
-  }, [q, sid, since]);
+  }, [q, sid, since, tick]);
 
   const shown =
     state.kind === "done" ? state.answer : state.kind === "searching" ? state.last : undefined;
