@@ -159,3 +159,21 @@ export function ownEndpoint(configured: string | undefined, bound: string): stri
   if (host === "[::]") host = "[::1]";
   return normalizeEndpoint(`http://${host}:${bound.slice(colon + 1)}/`);
 }
+
+/** What `ccmsg mesh list` shows: the instance's answer to `admin_mesh_list`,
+ * or the same read from the files when no instance runs. */
+export interface MeshListing {
+  self: { id: string; endpoint?: string; host: string };
+  /** Why the mesh does nothing, when it does nothing. */
+  inert?: string;
+  peers: {
+    endpoint: string;
+    id?: string;
+    host: string;
+    source: "config" | "file" | "config+file";
+    reachable: boolean;
+    linked_since?: number;
+    direction?: "in" | "out";
+    last_error?: string;
+  }[];
+}

@@ -1,6 +1,12 @@
 import { loadConfig } from "../config.js";
 import { ContractError } from "../contract/errors.js";
-import { normalizeEndpoint, type PeerRow, readPeersFile, writePeersFile } from "../mesh-config.js";
+import {
+  type MeshListing,
+  normalizeEndpoint,
+  type PeerRow,
+  readPeersFile,
+  writePeersFile,
+} from "../mesh-config.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
 import { ensureStateDir } from "../state-dir.js";
 import { connectInstance } from "./connect.js";
@@ -9,21 +15,6 @@ import { parse, print } from "./options.js";
 
 const USAGE = "ccmsg mesh add <endpoint> [--id <id>] | list | remove <endpoint|id>";
 const ID = /^[0-9a-f]{32}$/;
-
-interface Listed {
-  self: { id: string; endpoint?: string; host: string };
-  inert?: string;
-  peers: {
-    endpoint: string;
-    id?: string;
-    host: string;
-    source: string;
-    reachable: boolean;
-    linked_since?: number;
-    direction?: "in" | "out";
-    last_error?: string;
-  }[];
-}
 
 /**
  * `ccmsg mesh …` — the instances this one links with (DR-0047). With an
@@ -68,7 +59,7 @@ export const mesh: Command = async (argv) => {
         return;
       }
       case "list": {
-        const r = client ? await call<Listed>("admin_mesh_list", {}) : listOffline(file);
+        const r = client ? await call<MeshListing>("admin_mesh_list", {}) : listOffline(file);
         print(values, r, () => listText(r));
         return;
       }
@@ -140,15 +131,16 @@ function configRows(): PeerRow[] {
   }
 }
 
-function listOffline(file: string): Listed {
-  const rows = new Map<string, Listed["peers"][number]>();
-  const add = (r: PeerRow, source: string) => {
+function listOffline(file: string): MeshListing {
+  const rows = new Map<string, MeshListing["peers"][number]>();
+  const add = (r: PeerRow, source: "config" | "file") => {
     const had = rows.get(r.endpoint);
     rows.set(r.endpoint, {
       endpoint: r.endpoint,
       ...((r.id ?? had?.id) ? { id: r.id ?? had?.id } : {}),
       host: new URL(r.endpoint).hostname,
-      source: had ? `${had.source}+${source}` : source,
+      // Config rows are read first: a file row seen again is both.
+      source: had ? "config+file" : source,
       reachable: false,
     });
   };
@@ -161,7 +153,7 @@ function listOffline(file: string): Listed {
   };
 }
 
-function listText(r: Listed): string {
+function listText(r: MeshListing): string {
   const lines: string[] = [];
   if (r.self.id !== "")
     lines.push(

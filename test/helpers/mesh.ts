@@ -32,7 +32,7 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from "n
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { Client } from "../../src/client/client.js";
-import type { MeshListing } from "../../src/instance/mesh/mesh.js";
+import type { MeshListing } from "../../src/mesh-config.js";
 import { writePeersFile } from "../../src/mesh-config.js";
 import { defaultStateDir, isolatedHome, startInstance, type TestInstance } from "./instance.js";
 

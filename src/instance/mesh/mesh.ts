@@ -5,7 +5,12 @@ import { ContractError, contractError } from "../../contract/errors.js";
 import { encodeFailure } from "../../contract/frames.js";
 import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
-import { normalizeEndpoint, ownEndpoint, type PeerRow } from "../../mesh-config.js";
+import {
+  type MeshListing,
+  normalizeEndpoint,
+  ownEndpoint,
+  type PeerRow,
+} from "../../mesh-config.js";
 import type { Dispatcher } from "../dispatch.js";
 import type { Connection, InboundHandler } from "../wire/connection.js";
 import { Dialer } from "./dialer.js";
@@ -56,22 +61,6 @@ interface Relay {
 }
 
 type Inner = Pick<Dispatcher, "frame" | "oversized" | "admit">;
-
-export interface MeshListing {
-  self: { id: string; endpoint?: string; host: string };
-  /** Why the mesh does nothing, when it does nothing. */
-  inert?: string;
-  peers: {
-    endpoint: string;
-    id?: string;
-    host: string;
-    source: "config" | "file" | "config+file";
-    reachable: boolean;
-    linked_since?: number;
-    direction?: "in" | "out";
-    last_error?: string;
-  }[];
-}
 
 export class Mesh implements MeshPort {
   readonly id: string;
