@@ -77,14 +77,23 @@ export interface TestInstance {
 /** Start `ccmsg daemon run` in a temp state dir and wait for its `started`
  * line — an event, never a fixed sleep. */
 export async function startInstance(
-  options: { stateDir?: string; env?: Record<string, string>; args?: string[] } = {},
+  options: {
+    stateDir?: string;
+    env?: Record<string, string>;
+    args?: string[];
+    /** A command the instance runs under, e.g. `["ip", "netns", "exec", ns]`
+     * (it must exec node in place, so the child's pid is the instance's). */
+    wrap?: string[];
+  } = {},
 ): Promise<TestInstance> {
   const home = options.env === undefined ? isolatedHome() : undefined;
   const env = options.env ?? home!.env;
   const stateDir = options.stateDir ?? defaultStateDir(env);
+  const [command, ...prefix] = [...(options.wrap ?? []), process.execPath];
   const child = spawn(
-    process.execPath,
+    command!,
     [
+      ...prefix,
       CLI,
       "daemon",
       "run",
