@@ -29,7 +29,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll } from "vitest";
-import type { MeshListing } from "../../src/instance/mesh/mesh.js";
+import type { MeshListing } from "../../src/mesh-config.js";
 import { writePeersFile } from "../../src/mesh-config.js";
 import { configFile } from "../../src/paths.js";
 import {

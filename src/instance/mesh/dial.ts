@@ -1,7 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { connect as netConnect, type Socket } from "node:net";
-import { WebSocket } from "ws";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../line-framer.js";
 import type { FrameReader, FrameWriter, Transport } from "../wire/transport.js";
@@ -32,11 +31,14 @@ const connectTo = (tcpTo: string | undefined) => {
 
 /** Open the link's WebSocket; resolves once upgraded (frames are read only
  * after the connection listens, as on the accepting side). */
-export function dialLink(
+export async function dialLink(
   endpoint: string,
   tcpTo: string | undefined,
   timeoutMs: number,
 ): Promise<DialedSocket> {
+  // Loaded on the first dial, not at start: the instance's first reply
+  // should not wait for a WebSocket client it may never use.
+  const { WebSocket } = await import("ws");
   return new Promise((resolve, reject) => {
     const create = connectTo(tcpTo);
     const ws = new WebSocket(`${endpoint}ws`, [MESH_SUBPROTOCOL], {
