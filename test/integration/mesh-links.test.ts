@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixture, OP_FIXTURES } from "../../src/contract/fixtures/index.js";
+import { OP_ATTRIBUTES, OP_NAMES, type Role } from "../../src/contract/index.js";
 import { ownerHeaders } from "../helpers/http.js";
 import { runCli } from "../helpers/instance.js";
 import { startMesh, type TestMesh } from "../helpers/mesh.js";
-import { contractViolations, Peer } from "../helpers/peer.js";
+import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // Three real instances linked through cuttable TCP proxies (helpers/mesh.ts),
 // exercising the links and the MeshPort through the test-hook routes.
@@ -160,6 +162,42 @@ describe("mesh links", () => {
       { to: ids[2], frame: { op: "dump_presets_read", caller: { role: "session" } } },
     );
     expect(badCaller.reply).toMatchObject({ ok: false, error: { code: "invalid_args" } });
+  });
+
+  it("scenario 18 over an authenticated link: every op is authorized as the link's caller, the instance when none is named", async () => {
+    const base = mesh.instances[0]!.http;
+    const sid = newSid();
+    const offenders: string[] = [];
+    for (const op of OP_NAMES) {
+      // A second hello on the settled link is bad_request by rule, not a role question.
+      if (op === "hello") continue;
+      const { op: _o, request_id: _r, to_instance: _t, ...args } = fixture(OP_FIXTURES[op].request);
+      const roles = OP_ATTRIBUTES[op].roles as readonly Role[];
+      for (const caller of [undefined, { role: "session", sid }, { role: "user" }] as const) {
+        const role: Role = caller?.role ?? "instance";
+        // Allowed, it would stop the instance under test.
+        if (op === "instance_shutdown" && roles.includes(role)) continue;
+        const frame = caller === undefined ? { op, ...args } : { op, ...args, caller };
+        const sent = await hook<{ reply?: { ok: boolean; error?: { code: string; msg: string } } }>(
+          base,
+          "POST",
+          "_test/mesh/request",
+          { to: ids[1], frame, timeout_ms: 3000 },
+        );
+        // Every request must reach the other instance and be answered there.
+        const reply = sent.reply;
+        // The table's own refusal (stage 4) exactly when the row excludes the
+        // caller's role — told apart from a handler's (a session reading
+        // another's transcript is forbidden there too).
+        const msg = reply?.error?.msg ?? "";
+        const wrong = roles.includes(role)
+          ? msg.startsWith(`${op} is not open to role`)
+          : msg !== `${op} is not open to role ${role}`;
+        if (reply === undefined || wrong)
+          offenders.push(`${op} as ${role}: ${JSON.stringify(sent)}`);
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 
   it("request: a loop (hops naming the receiver) is dropped without a reply", async () => {
