@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
 import { isSid } from "../contract/identifiers.js";
 import type { InboxStore } from "../store/inbox.js";
+import { sendJson } from "./wire/json-reply.js";
 
 /**
  * What the web console reads beside the wire contract (this implementation's
@@ -50,10 +51,10 @@ export async function consoleApiPlugin(app: FastifyInstance, deps: ConsoleApiDep
 
 function routes(app: FastifyInstance, deps: ConsoleApiDeps): void {
   const run = commandRunner(deps);
-  app.setNotFoundHandler((_req, reply) => json(reply, 404, { ok: false, error: "not found" }));
+  app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { ok: false, error: "not found" }));
 
   app.get("/held", async (_req, reply) =>
-    json(reply, 200, { counts: deps.inbox.heldBySid(deps.now(), INBOX_RETENTION_MS) }),
+    sendJson(reply, 200, { counts: deps.inbox.heldBySid(deps.now(), INBOX_RETENTION_MS) }),
   );
 
   app.get("/held/:sid", async (req, reply) => {
@@ -61,7 +62,7 @@ function routes(app: FastifyInstance, deps: ConsoleApiDeps): void {
     if (sid === undefined) return badSid(reply);
     // After every accepted write commits, so a message just sent is listed.
     const held = await deps.inbox.peekHeldLater(sid, deps.now, INBOX_RETENTION_MS);
-    return json(reply, 200, { messages: held.map((h) => h.message) });
+    return sendJson(reply, 200, { messages: held.map((h) => h.message) });
   });
 
   app.get("/sessions/:sid/hud", async (req, reply) => {
@@ -81,7 +82,10 @@ function routes(app: FastifyInstance, deps: ConsoleApiDeps): void {
     // send without a preflight (the Origin check is the first wall).
     const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
     if (type !== "application/json")
-      return json(reply, 415, { ok: false, error: "this route takes an application/json body" });
+      return sendJson(reply, 415, {
+        ok: false,
+        error: "this route takes an application/json body",
+      });
     const sid = sidOf(req);
     if (sid === undefined) return badSid(reply);
     return answer(reply, await run(["session", "resume", "--sid", sid, "--json"]));
@@ -148,7 +152,7 @@ function commandRunner(deps: ConsoleApiDeps): (args: string[]) => Promise<RunRes
 function answer(reply: FastifyReply, r: RunResult) {
   switch (r.kind) {
     case "ok":
-      return json(reply, 200, r.value);
+      return sendJson(reply, 200, r.value);
     case "refused": {
       const status =
         r.code === "session_not_found" || r.code === "not_found"
@@ -158,13 +162,13 @@ function answer(reply: FastifyReply, r: RunResult) {
             : r.code === "internal_error"
               ? 500
               : 400;
-      return json(reply, status, { ok: false, code: r.code, error: r.msg });
+      return sendJson(reply, status, { ok: false, code: r.code, error: r.msg });
     }
     case "busy":
       reply.header("retry-after", "1");
-      return json(reply, 503, { ok: false, code: "busy", error: "too many requests running" });
+      return sendJson(reply, 503, { ok: false, code: "busy", error: "too many requests running" });
     case "failed":
-      return json(reply, 500, { ok: false, code: "internal_error", error: r.msg });
+      return sendJson(reply, 500, { ok: false, code: "internal_error", error: r.msg });
   }
 }
 
@@ -174,13 +178,5 @@ function sidOf(req: FastifyRequest): string | undefined {
 }
 
 function badSid(reply: FastifyReply) {
-  return json(reply, 400, { ok: false, error: "a session id is a lower-case UUID" });
-}
-
-function json(reply: FastifyReply, status: number, body: unknown) {
-  return reply
-    .code(status)
-    .header("content-type", "application/json; charset=utf-8")
-    .header("cache-control", "no-store")
-    .send(JSON.stringify(body));
+  return sendJson(reply, 400, { ok: false, error: "a session id is a lower-case UUID" });
 }

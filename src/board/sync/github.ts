@@ -271,41 +271,24 @@ export async function readGithub(o: GithubSyncOptions): Promise<SyncResult> {
   o.progress("resolving the repository");
   const repo = await resolveRepo(o);
   o.progress(`reading ${repo}: open pull requests, issues, recently closed pull requests`);
-  const R = ["--repo", repo];
+  // `gh <kind> list` in one state, as JSON with the named fields.
+  const ghList = (kind: "pr" | "issue", state: "open" | "closed", limit: number, fields: string) =>
+    ghJson(o, [
+      kind,
+      "list",
+      "--repo",
+      repo,
+      "--state",
+      state,
+      "--limit",
+      `${limit}`,
+      "--json",
+      fields,
+    ]);
   const [prsRaw, issuesRaw, closedRaw, openDiscussions] = await Promise.all([
-    ghJson(o, [
-      "pr",
-      "list",
-      ...R,
-      "--state",
-      "open",
-      "--limit",
-      `${OPEN_LIMIT}`,
-      "--json",
-      PR_FIELDS,
-    ]),
-    ghJson(o, [
-      "issue",
-      "list",
-      ...R,
-      "--state",
-      "open",
-      "--limit",
-      `${OPEN_LIMIT}`,
-      "--json",
-      ISSUE_FIELDS,
-    ]),
-    ghJson(o, [
-      "pr",
-      "list",
-      ...R,
-      "--state",
-      "closed",
-      "--limit",
-      `${CLOSED_LIMIT}`,
-      "--json",
-      CLOSED_FIELDS,
-    ]),
+    ghList("pr", "open", OPEN_LIMIT, PR_FIELDS),
+    ghList("issue", "open", OPEN_LIMIT, ISSUE_FIELDS),
+    ghList("pr", "closed", CLOSED_LIMIT, CLOSED_FIELDS),
     discussionsCount(o, repo),
   ]);
   const prs = list(prsRaw, "gh pr list");
@@ -330,7 +313,15 @@ export async function readGithub(o: GithubSyncOptions): Promise<SyncResult> {
   await mapLimited(toView, PARALLEL, async (b) => {
     const kind = b.type === "pr" ? "pr" : "issue";
     try {
-      const v = (await ghJson(o, [kind, "view", `${b.number}`, ...R, "--json", "state"])) as Json;
+      const v = (await ghJson(o, [
+        kind,
+        "view",
+        `${b.number}`,
+        "--repo",
+        repo,
+        "--json",
+        "state",
+      ])) as Json;
       const state = String(v?.state ?? "").toUpperCase();
       if (state === "MERGED") closures.push({ id: b.id, status: "done", reason: "merged" });
       else if (state === "CLOSED") closures.push({ id: b.id, status: "closed", reason: "closed" });

@@ -1,10 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { exceedsJsonDepth } from "../../contract/json-depth.js";
 import { validationErrors } from "../../contract/validate.js";
 import { LlmEvent } from "../../gateway/event.js";
 import type { LlmSourceConfig } from "../../llm-config.js";
+import { sendJson } from "../wire/json-reply.js";
 import { WEBHOOK_PATH } from "./webhook-path.js";
 
 /** The route's body ceiling (contract §1.1): 1 MiB, the frame ceiling. */
@@ -42,7 +43,7 @@ export async function webhookPlugin(app: FastifyInstance, deps: WebhookDeps) {
   );
   app.setErrorHandler((error: { statusCode?: number; message: string }, _req, reply) => {
     const status = error.statusCode === 413 ? 413 : error.statusCode === 400 ? 400 : 500;
-    return json(reply, status, {
+    return sendJson(reply, status, {
       ok: false,
       error: status === 413 ? "body over 1 MiB" : "bad body",
     });
@@ -50,16 +51,16 @@ export async function webhookPlugin(app: FastifyInstance, deps: WebhookDeps) {
   app.addHook("onRequest", async (req, reply) => {
     const source = WEBHOOK_PATH.exec(req.url.split("?")[0]!)?.[1];
     const expected = source === undefined ? undefined : digests.get(source);
-    if (expected === undefined) return json(reply, 404, { ok: false, error: "not found" });
+    if (expected === undefined) return sendJson(reply, 404, { ok: false, error: "not found" });
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
     if (bearer === undefined || !timingSafeEqual(digest(bearer), expected))
-      return json(reply, 401, { ok: false, error: "bad token" });
+      return sendJson(reply, 401, { ok: false, error: "bad token" });
   });
   app.post("/*", async (req, reply) => {
     const raw = req.body;
-    if (!Buffer.isBuffer(raw)) return json(reply, 400, { ok: false, error: "a JSON array" });
+    if (!Buffer.isBuffer(raw)) return sendJson(reply, 400, { ok: false, error: "a JSON array" });
     const problem = problemOf(raw);
-    if (typeof problem === "string") return json(reply, 400, { ok: false, error: problem });
+    if (typeof problem === "string") return sendJson(reply, 400, { ok: false, error: problem });
     deps.ingest(problem);
     return reply.code(204).send();
   });
@@ -84,12 +85,4 @@ function problemOf(raw: Buffer): LlmEvent[] | string {
 
 function digest(token: string): Buffer {
   return createHash("sha256").update(token).digest();
-}
-
-function json(reply: FastifyReply, status: number, body: unknown) {
-  return reply
-    .code(status)
-    .header("content-type", "application/json; charset=utf-8")
-    .header("cache-control", "no-store")
-    .send(`${JSON.stringify(body)}\n`);
 }

@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { ContractError } from "../../contract/errors.js";
 import { parseSince, type SearchArgs } from "../../store/search-query.js";
+import { sendJson } from "../wire/json-reply.js";
 import type { SearchEngine } from "./engine.js";
 
 /**
@@ -22,11 +23,11 @@ export async function searchPlugin(app: FastifyInstance, deps: SearchHttpDeps) {
         const query = req.query as Record<string, string | string[] | undefined>;
         try {
           const result = await deps.search.search(searchArgs(query, deps.now()));
-          return json(reply, 200, { ok: true, ...result });
+          return sendJson(reply, 200, { ok: true, ...result });
         } catch (error) {
           if (!(error instanceof ContractError)) throw error;
           const status = error.code === "invalid_args" ? 400 : 500;
-          return json(reply, status, { ok: false, code: error.code, error: error.message });
+          return sendJson(reply, status, { ok: false, code: error.code, error: error.message });
         }
       });
       done();
@@ -57,12 +58,4 @@ function searchArgs(query: Record<string, string | string[] | undefined>, now: n
     args.limit = n;
   }
   return args;
-}
-
-function json(reply: FastifyReply, status: number, body: unknown) {
-  return reply
-    .code(status)
-    .header("content-type", "application/json; charset=utf-8")
-    .header("cache-control", "no-store")
-    .send(`${JSON.stringify(body)}\n`);
 }

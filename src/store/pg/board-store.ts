@@ -249,27 +249,29 @@ export class PgBoardStore {
    * `STATE_STORE_BUSY`, as on SQLite.
    */
   async write<T>(fn: (items: PgWorkItems, client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(this.busyTimeoutMs))}`);
-      const result = await fn(new PgWorkItems(client), client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw this.failed(error);
-    } finally {
-      client.release();
-    }
+    const lockTimeout = `SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(this.busyTimeoutMs))}`;
+    return this.transaction(["BEGIN", lockTimeout], (client) =>
+      fn(new PgWorkItems(client), client),
+    );
   }
 
   /** Run `fn` over one consistent snapshot (REPEATABLE READ, read only). */
   async read<T>(fn: (items: PgWorkItems) => Promise<T>): Promise<T> {
+    return this.transaction(["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"], (client) =>
+      fn(new PgWorkItems(client)),
+    );
+  }
+
+  /** `fn` between `opening` statements and COMMIT on one pooled client;
+   * rolled back and mapped (busy → STATE_STORE_BUSY) on any failure. */
+  private async transaction<T>(
+    opening: readonly string[],
+    fn: (client: PoolClient) => Promise<T>,
+  ): Promise<T> {
     const client = await this.connect();
     try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const result = await fn(new PgWorkItems(client));
+      for (const sql of opening) await client.query(sql);
+      const result = await fn(client);
       await client.query("COMMIT");
       return result;
     } catch (error) {
