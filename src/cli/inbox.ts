@@ -8,9 +8,10 @@ import {
 } from "../harness/hook-delivery.js";
 import { parentPid, processStart } from "../probes/process.js";
 import { connectInstance, greet, sendGreeting } from "./connect.js";
-import { claimHeld, confirmHandOver, subscribeHandOver } from "./hand-over.js";
+import { claimHeld, confirmPassedOn, splitShown, subscribeHandOver } from "./hand-over.js";
 import type { Command } from "./main.js";
 import { type Flags, parse, sessionId, wantsJson } from "./options.js";
+import { ShownLedger } from "./shown-ledger.js";
 import { takeInbox } from "./snapshots.js";
 import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
@@ -48,7 +49,7 @@ export const inbox: Command = async (argv) => {
     );
   const client = await connectInstance(values);
   const { reply: greeting } = await sendGreeting(client, sid);
-  const taking = takeInbox(client);
+  const taking = takeInbox(client, ShownLedger.of(values, sid));
   // When the greeting is refused the subscription fails too; report the greeting.
   taking.catch(() => {});
   await greeting;
@@ -95,17 +96,26 @@ export const wait: Command = async (argv) => {
   const ending = await waitForMessages(values, sid, Date.now() + maxWait * 1000, !!values.hook);
   if (ending.kind === "quit") quit(0);
   const { client, messages } = ending as Extract<Ending, { kind: "messages" }>;
-  const { text, included } = fitMessages(messages, ADDITIONAL_CONTEXT_MAX_CHARS, true);
+  const ledger = ShownLedger.of(values, sid);
+  const { fresh, shown } = splitShown(messages, ledger);
+  // Only messages shown before a crash: confirmed, and nothing to wake for.
+  if (fresh.length === 0) {
+    await confirmPassedOn(client, fresh, shown, ledger);
+    quit(0);
+  }
+  const { text, included } = fitMessages(fresh, ADDITIONAL_CONTEXT_MAX_CHARS, true);
   if (values.hook) {
     // Written before the confirmation: a waiter killed in between exits by a
-    // signal, and the harness ignores a hook that did not exit 2.
+    // signal, and the harness ignores a hook that did not exit 2. A refused
+    // confirmation (they are held again) exits 0: the harness ignores the
+    // text. Unanswered, the text stands and the ledger remembers it.
     await write(process.stderr, `${text}\n`);
-    const confirmed = await confirmHandOver(client, included).catch(() => false);
-    quit(confirmed ? 2 : 0);
+    const outcome = await confirmPassedOn(client, included, shown, ledger);
+    quit(outcome === "refused" ? 0 : 2);
   }
   const out = wantsJson(values) ? `${JSON.stringify({ messages: included })}\n` : `${text}\n`;
   await write(process.stdout, out);
-  if (!(await confirmHandOver(client, included).catch(() => false)))
+  if ((await confirmPassedOn(client, included, shown, ledger)) === "refused")
     throw new ContractError(
       "internal_error",
       "the messages could not be recorded as delivered; they stay held",
@@ -212,9 +222,13 @@ async function inboxHook(flags: Flags): Promise<void> {
     if (sid === undefined) return quiet();
     const client = await connectInstance(flags, { start: false });
     await greet(client, sid, {});
-    const held = await claimHeld(client);
-    if (held.length === 0) return quiet();
-    const { text, included } = fitMessages(held, ADDITIONAL_CONTEXT_MAX_CHARS);
+    const ledger = ShownLedger.of(flags, sid);
+    const { fresh, shown } = splitShown(await claimHeld(client), ledger);
+    if (fresh.length === 0) {
+      if (shown.length > 0) await confirmPassedOn(client, fresh, shown, ledger);
+      return quiet();
+    }
+    const { text, included } = fitMessages(fresh, ADDITIONAL_CONTEXT_MAX_CHARS);
     const event = payloadString(payload, "hook_event_name") ?? "UserPromptSubmit";
     // At Stop the messages keep the turn going (Codex, which cannot be woken
     // later); elsewhere they join the prompt's context.
@@ -224,9 +238,10 @@ async function inboxHook(flags: Flags): Promise<void> {
         : { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
     // Confirmed first: the output is acted on only after a clean exit, and
     // the process exits right after writing it. The deadline no longer
-    // applies: what is confirmed must be written.
+    // applies: what is confirmed — or may have been, unanswered — must be
+    // written (DR-0050).
     clearTimeout(timer);
-    if (!(await confirmHandOver(client, included).catch(() => false))) return quiet();
+    if ((await confirmPassedOn(client, included, shown, ledger)) === "refused") return quiet();
     await write(process.stdout, `${JSON.stringify(out)}\n`);
   } catch {
     // The instance is away or refused: the prompt goes on without messages.

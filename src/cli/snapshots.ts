@@ -1,7 +1,8 @@
 import type { Client } from "../client/client.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
-import { claimHeld, confirmHandOver } from "./hand-over.js";
+import { claimHeld, confirmPassedOn, splitShown } from "./hand-over.js";
+import type { ShownLedger } from "./shown-ledger.js";
 
 // Reading a topic once over a connection that has greeted (or has its
 // greeting in flight: the instance holds later frames until it settles).
@@ -46,14 +47,17 @@ export async function topicSnapshot<T>(client: Client, topic: string): Promise<T
 /**
  * Take what is held for the connection's session: claimed beside whatever
  * receives its inbox (a hook's waiter keeps receiving), then confirmed, so
- * what this returns is recorded delivered and nothing else is (DR-0024).
+ * what this returns is recorded delivered and nothing else is (DR-0024). When
+ * the instance goes away before answering the confirmation, the messages are
+ * returned all the same and written in the session's shown ledger; messages
+ * returned that way before are confirmed, never returned twice (DR-0050).
  */
-export async function takeInbox(client: Client): Promise<InboxMessage[]> {
-  const claimed = await claimHeld(client);
-  if (!(await confirmHandOver(client, claimed)))
+export async function takeInbox(client: Client, ledger: ShownLedger): Promise<InboxMessage[]> {
+  const { fresh, shown } = splitShown(await claimHeld(client), ledger);
+  if ((await confirmPassedOn(client, fresh, shown, ledger)) === "refused")
     throw new ContractError(
       "internal_error",
       "the messages could not be recorded as delivered; they stay held, retry",
     );
-  return claimed;
+  return fresh;
 }

@@ -61,13 +61,15 @@ export class HandOvers {
   }
 
   /** The claims `conn` holds on exactly these counters, marked settling —
-   * or undefined (nothing changed) unless every one is its claim. */
-  beginSettle(conn: Connection, counters: readonly number[]): Claim[] | undefined {
+   * or undefined (nothing changed) unless every one is its claim. With
+   * `some`, those of them it still holds and is not settling already. */
+  beginSettle(conn: Connection, counters: readonly number[], some = false): Claim[] | undefined {
     const mine = this.byConn.get(conn);
-    const claims = counters.map((c) => mine?.get(c));
-    if (claims.some((c) => c === undefined || c.settling)) return undefined;
-    for (const c of claims) c!.settling = true;
-    return claims as Claim[];
+    const found = counters.map((c) => mine?.get(c));
+    const claims = found.filter((c): c is Claim => c !== undefined && !c.settling);
+    if (!some && claims.length !== counters.length) return undefined;
+    for (const c of claims) c.settling = true;
+    return claims;
   }
 
   /** Settling ended: recorded (fates say delivered) or not (released). */

@@ -61,7 +61,11 @@ export class Messaging {
     // Mids resume above every mid this instance ever issued, so a `reply_to`
     // never points at a reused mid.
     this.counter = inbox.midFloor();
-    hub.provideSnapshot("inbox", (conn) => this.snapshot(conn));
+    hub.provideSnapshot(
+      "inbox",
+      (conn) => this.snapshot(conn),
+      (conn, ok, data) => this.written(conn, ok, data as InboxMessage[]),
+    );
     // A receiver that was refused messages reads again: offer what it missed.
     hub.onInboxReading((sid, conn) => this.offerHeld(sid, conn));
     // What a hand-over subscriber claimed and did not confirm is held again.
@@ -79,26 +83,52 @@ export class Messaging {
   }
 
   /**
-   * A session's inbox snapshot is what is held for it: taken as handed over
-   * (subscribing is receiving), or, for a hand-over subscription, claimed
-   * until it confirms. Messages another hand-over claimed are left out.
+   * A session's inbox snapshot is what is held for it, claimed by the
+   * subscriber: a plain one's claims are recorded delivered once the frames
+   * reached its socket (subscribing is receiving, DR-0050), a hand-over one's
+   * once it confirms (DR-0024). Messages claimed elsewhere are left out.
    */
   private snapshot(conn: Connection): InboxMessage[] {
     const identity = conn.identity;
     if (identity?.role !== "session") return [];
     const sid = identity.sid;
-    const now = this.clock.now();
-    if (this.handOvers.mode(conn) !== undefined) {
-      const held = this.inbox.peekHeld(sid, now, INBOX_RETENTION_MS);
-      if (held !== undefined) return this.handOvers.claim(conn, sid, held);
-    } else {
-      const taken = this.inbox.takeHeld(sid, now, INBOX_RETENTION_MS, this.handOvers.claimed(sid));
-      if (taken !== undefined) return this.handed(taken);
-    }
+    const held = this.inbox.peekHeld(sid, this.clock.now(), INBOX_RETENTION_MS);
+    if (held !== undefined) return this.handOvers.claim(conn, sid, held);
     // Another process holds the write lock: the snapshot is empty and what
-    // is held follows as soon as it can be taken.
+    // is held follows as soon as it can be read.
     this.offerHeld(sid, conn);
     return [];
+  }
+
+  /**
+   * Claimed messages reached a plain subscriber's socket (`ok`): record them
+   * delivered. Until that is committed they stay claimed, so no other route
+   * offers them; a commit that fails is tried again, and a crash before it
+   * leaves them held — offered again with the same mids, never lost. When
+   * the connection ended first, its claims are released with it.
+   */
+  private written(conn: Connection, ok: boolean, messages: readonly InboxMessage[]): void {
+    const identity = conn.identity;
+    if (!ok || identity?.role !== "session" || this.handOvers.mode(conn) !== undefined) return;
+    const counters = messages.map((m) => parseMid(m.mid).counter);
+    const claims = this.handOvers.beginSettle(conn, counters, true);
+    if (claims === undefined || claims.length === 0) return;
+    const record = (): void => {
+      this.inbox
+        .settleWritten(
+          identity.sid,
+          claims.map((c) => c.counter),
+          this.clock.now(),
+        )
+        .then(
+          () => this.handOvers.endSettle(conn, claims, true),
+          (error: unknown) => {
+            this.log.warn({ err: error, sid: identity.sid }, "delivery not recorded yet: retrying");
+            setTimeout(record, 1000).unref();
+          },
+        );
+    };
+    record();
   }
 
   /** Make `conn`'s next `inbox` subscription a hand-over one (DR-0024), or
@@ -285,8 +315,8 @@ export class Messaging {
 
   /**
    * Offer what is held for `sid` to its receiver `conn` as soon as the store
-   * allows, if `conn` is still the one receiving then: taken as delivered by
-   * a plain subscriber, claimed by a waiter. Retried while it is (another
+   * allows, if `conn` is still the one receiving then: claimed, and recorded
+   * delivered once in a plain subscriber's socket or confirmed by a waiter. Retried while it is (another
    * process may hold the lock for long). One offer per sid at a time; what
    * arrives meanwhile is offered right after.
    */
@@ -298,18 +328,13 @@ export class Messaging {
     this.offering.add(sid);
     const current = () => this.hub.inboxHolder(sid) === conn && !conn.isClosed;
     const now = () => this.clock.now();
-    const offer =
-      this.handOvers.mode(conn) === "wait"
-        ? this.inbox
-            .peekHeldLater(sid, now, INBOX_RETENTION_MS)
-            .then((held) => (current() ? this.handOvers.claim(conn, sid, held) : []))
-        : this.inbox
-            .takeHeldLater(sid, now, INBOX_RETENTION_MS, current, () => this.handOvers.claimed(sid))
-            .then((taken) => this.handed(taken));
+    const offer = this.inbox
+      .peekHeldLater(sid, now, INBOX_RETENTION_MS)
+      .then((held) => (current() ? this.handOvers.claim(conn, sid, held) : []));
     offer.then(
       (messages) => {
         this.offering.delete(sid);
-        for (const m of messages) this.hub.offerInbox(conn, m);
+        for (const m of messages) this.hub.offerInbox(conn, m, (ok) => this.written(conn, ok, [m]));
         const holder = this.hub.inboxHolder(sid);
         if (holder !== conn || this.offerAgain.has(sid)) {
           this.offerAgain.delete(sid);
@@ -336,12 +361,6 @@ export class Messaging {
       for (const { counter } of released)
         if (!this.handOvers.isClaimed(sid, counter)) this.handOvers.settleFate(counter, false);
     });
-  }
-
-  /** Messages taken as delivered: senders waiting on them hear so. */
-  private handed(messages: InboxMessage[]): InboxMessage[] {
-    for (const m of messages) this.handOvers.settleFate(parseMid(m.mid).counter, true);
-    return messages;
   }
 
   /** A best-effort line for whoever watches; nothing is kept. */

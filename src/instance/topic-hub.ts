@@ -21,6 +21,10 @@ export type ValueProvider = (param: string | undefined, budget: number) => unkno
 /** Provides the snapshot of an element/append topic for one subscriber. */
 export type SnapshotProvider = (conn: Connection, param: string | undefined) => unknown;
 
+/** Told once a snapshot's frames reached the OS side (ok) or the connection
+ * ended first, with the data the provider gave. */
+export type SnapshotWritten = (conn: Connection, ok: boolean, data: unknown) => void;
+
 /** The values peers sent for the `per_instance_whole` topics (contract
  * §8.1 relay), as the hub reads them. */
 export interface RelayedValues {
@@ -75,6 +79,7 @@ export class TopicHub {
   private readonly heldListeners: ((name: string, count: number) => void)[] = [];
   private readonly values: Partial<Record<TopicKind, ValueProvider>> = {};
   private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>> = {};
+  private readonly snapshotsWritten: Partial<Record<TopicKind, SnapshotWritten>> = {};
   private relayed: RelayedValues | undefined;
   private readonly dirty = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -92,9 +97,11 @@ export class TopicHub {
     this.values[kind] = provider;
   }
 
-  /** Serve an element/append topic kind: its snapshot per subscriber. */
-  provideSnapshot(kind: TopicKind, provider: SnapshotProvider): void {
+  /** Serve an element/append topic kind: its snapshot per subscriber, and
+   * (optionally) hear when each snapshot reached the subscriber's socket. */
+  provideSnapshot(kind: TopicKind, provider: SnapshotProvider, written?: SnapshotWritten): void {
     this.snapshots[kind] = provider;
+    if (written !== undefined) this.snapshotsWritten[kind] = written;
   }
 
   /** Pass the peers' values of `per_instance_whole` topics to subscribers:
@@ -205,10 +212,15 @@ export class TopicHub {
       list !== undefined && (data as Record<string, unknown>)[list] === undefined
         ? [JSON.stringify(data)]
         : snapshotChunks(data, list, budget, (n) => this.tooLarge(name, n));
-    parts.forEach((json, i) => {
-      const line = this.frameLine(name, json, i === 0);
-      if (line !== undefined) conn.outbound.ordered(line, true);
+    const lines = parts.flatMap((json, i) => this.frameLine(name, json, i === 0) ?? []);
+    const written = this.snapshotsWritten[kind];
+    // Frames reach the socket in order: the last one written is all written.
+    const done = written && ((ok: boolean) => written(conn, ok, data));
+    let sent = lines.length > 0;
+    lines.forEach((line, i) => {
+      sent = conn.outbound.ordered(line, true, i === lines.length - 1 ? done : undefined);
     });
+    if (!sent) done?.(false);
   }
 
   /** A value topic's current value, serialised to fit one frame. */
@@ -269,11 +281,15 @@ export class TopicHub {
 
   /**
    * Hand a message to the recipient's inbox subscription (contract §7 route
-   * b): `accepted` (on its way, exactly once), `stalled` (the receiver has
-   * taken nothing for a while and too much waits: hold it), or `none` (nobody
-   * listens). A receiver that is making progress paces the sender instead:
+   * b): `accepted` (in the receiver's socket, exactly once), `stalled` (the
+   * receiver has taken nothing for a while and too much waits: hold it), or
+   * `none` (nobody listens, or the receiver went before the frame reached its
+   * socket). A receiver that is making progress paces the sender instead:
    * the message waits its turn, in order, and settles `accepted` once there is
    * room — a burst is never refused to a reader that keeps reading.
+   *
+   * `accepted` settles only once the frame is in the kernel's socket buffer
+   * (DR-0050): an instance killed before that has told nobody it delivered.
    */
   deliverInbox(sid: string, message: InboxMessage): InboxDelivery | Promise<InboxDelivery> {
     const conn = this.inboxHolders.get(sid);
@@ -288,7 +304,8 @@ export class TopicHub {
     }
     let lane = this.lanes.get(conn);
     if (lane === undefined) {
-      if (conn.outbound.ordered(line)) return "accepted";
+      const written = handOn(conn, line);
+      if (written !== undefined) return written;
       if (conn.outbound.notReading()) {
         this.noteRefused("inbox", conn);
         this.throttled.add(conn);
@@ -299,11 +316,12 @@ export class TopicHub {
     return new Promise((resolve) => lane.push({ line, resolve }));
   }
 
-  /** Offer a held message taken for `conn` (never refused: it was taken for
-   * this receiver, so it must reach it). */
-  offerInbox(conn: Connection, message: InboxMessage): void {
+  /** Offer a held message claimed for `conn` (never refused: it was claimed
+   * for this receiver, so it must reach it); `done` hears whether it reached
+   * the socket. */
+  offerInbox(conn: Connection, message: InboxMessage, done?: (ok: boolean) => void): void {
     const line = this.frameLine("inbox", JSON.stringify([message]), false);
-    if (line !== undefined) conn.outbound.ordered(line, true);
+    if (line === undefined || !conn.outbound.ordered(line, true, done)) done?.(false);
   }
 
   /** Told when a receiver that was refused messages reads again (what it was
@@ -337,8 +355,11 @@ export class TopicHub {
     const lane = this.lanes.get(conn);
     if (lane !== undefined) {
       let i = 0;
-      while (i < lane.length && conn.outbound.ordered(lane[i]!.line))
-        lane[i++]!.resolve("accepted");
+      while (i < lane.length) {
+        const { line, resolve } = lane[i]!;
+        if (!conn.outbound.ordered(line, false, (ok) => resolve(ok ? "accepted" : "none"))) break;
+        i++;
+      }
       lane.splice(0, i);
       if (lane.length === 0) this.closeLane(conn);
     }
@@ -480,6 +501,19 @@ export class TopicHub {
   dispose(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
   }
+}
+
+/** Queue an inbox frame for `conn`: settles `accepted` once it reached the
+ * socket, `none` when the connection ended first; undefined when refused
+ * (too much waits). */
+function handOn(conn: Connection, line: string): Promise<InboxDelivery> | undefined {
+  let settle!: (outcome: InboxDelivery) => void;
+  const written = new Promise<InboxDelivery>((r) => {
+    settle = r;
+  });
+  return conn.outbound.ordered(line, false, (ok) => settle(ok ? "accepted" : "none"))
+    ? written
+    : undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { connectInstance, greet } from "../cli/connect.js";
 import type { Flags } from "../cli/options.js";
+import { ShownLedger } from "../cli/shown-ledger.js";
 import { takeInbox, topicSnapshot } from "../cli/snapshots.js";
 import type { ArgsOf, Client } from "../client/client.js";
 import type { OpName } from "../contract/attributes.js";
@@ -49,7 +50,8 @@ export class SessionLink {
   /** Take what is held for the session: what is returned has left the inbox. */
   async takeInbox(): Promise<InboxMessage[]> {
     if (this.sid === undefined) throw needsSession("inbox");
-    return this.inTurn(async () => takeInbox(await this.connection()));
+    const ledger = ShownLedger.of(this.flags, this.sid);
+    return this.inTurn(async () => takeInbox(await this.connection(), ledger));
   }
 
   close(): void {

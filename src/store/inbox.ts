@@ -133,39 +133,10 @@ export class InboxStore {
     return row === undefined ? undefined : (JSON.parse(row.message) as InboxMessage).mid;
   }
 
-  /**
-   * Take everything still held for `sid` and not expired, oldest first, and
-   * mark it delivered in the same step — subscribing is receiving, so a
-   * message never leaves on two routes. Messages in `skip` (claimed by a
-   * hand-over in progress) stay where they are. Under another process's write
-   * lock nothing is taken (`undefined`): everything stays held, never lost.
-   */
-  takeHeld(
-    sid: string,
-    now: number,
-    retentionMs: number,
-    skip?: ReadonlySet<number>,
-  ): InboxMessage[] | undefined {
-    return this.readNow(() => this.takeRows(sid, now, retentionMs, skip));
-  }
-
-  /** `takeHeld` through the group commit: resolves once the hand-over is
-   * committed, when `stillWanted()` holds at commit time (else takes nothing). */
-  takeHeldLater(
-    sid: string,
-    now: () => number,
-    retentionMs: number,
-    stillWanted: () => boolean,
-    skip?: () => ReadonlySet<number>,
-  ): Promise<InboxMessage[]> {
-    return this.queue.run(() =>
-      stillWanted() ? this.takeRows(sid, now(), retentionMs, skip?.()) : [],
-    );
-  }
-
   /** What is held for `sid` (not expired), oldest first, left held: the
-   * messages a hand-over subscription claims until its receiver confirms.
-   * `undefined` under another process's write lock. */
+   * messages a subscription claims until they reached its socket or its
+   * receiver confirms (DR-0024, DR-0050). `undefined` under another process's
+   * write lock. */
   peekHeld(sid: string, now: number, retentionMs: number): HeldMessage[] | undefined {
     return this.readNow(() => this.heldRows(sid, now - retentionMs));
   }
@@ -190,7 +161,19 @@ export class InboxStore {
     });
   }
 
-  /** Run a read-and-mark after committing what is queued (it must see every
+  /**
+   * Record held messages delivered that reached a plain subscriber's socket:
+   * each one still held is marked, one no longer held (dropped by an overflow
+   * meanwhile) is passed over. Resolves once committed.
+   */
+  settleWritten(sid: string, counters: readonly number[], now: number): Promise<void> {
+    return this.queue.run(() => {
+      for (const counter of counters) this.markDelivered.run(now, sid, counter);
+      this.heldCounts.delete(sid);
+    });
+  }
+
+  /** Run a read after committing what is queued (it must see every
    * accepted message); `undefined` under another process's write lock. */
   private readNow<T>(fn: () => T): T | undefined {
     if (!this.queue.flush()) return undefined;
@@ -213,19 +196,6 @@ export class InboxStore {
       counter: r.counter,
       message: JSON.parse(r.message) as InboxMessage,
     }));
-  }
-
-  private takeRows(
-    sid: string,
-    now: number,
-    retentionMs: number,
-    skip?: ReadonlySet<number>,
-  ): InboxMessage[] {
-    const rows = this.heldRows(sid, now - retentionMs).filter((r) => !skip?.has(r.counter));
-    for (const r of rows) this.markDelivered.run(now, sid, r.counter);
-    // Recounted by the next hold, inside its own transaction.
-    this.heldCounts.delete(sid);
-    return rows.map((r) => r.message);
   }
 
   /**

@@ -43,8 +43,9 @@ export function memoryTransport(): MemoryTransport {
       },
     },
     writer: {
-      write: (line) => {
+      write: (line, done) => {
         lines.push(line);
+        if (done !== undefined) queueMicrotask(() => done(true));
       },
       backlog: () => backlog,
       onDrain: (l) => drainListeners.push(l),

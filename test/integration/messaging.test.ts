@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { INBOX_MAX_PER_SID, INBOX_RETENTION_MS } from "../../src/contract/index.js";
 import { inboxRows } from "../helpers/db.js";
 import { startInstance, type TestInstance } from "../helpers/instance.js";
@@ -63,7 +63,10 @@ describe("message_send", () => {
     const snap = await b1.subscribe("inbox");
     expect((snap.data as Msg[]).map((m) => m.text)).toEqual(["hello B"]);
     expect((snap.data as Msg[])[0]).toMatchObject({ from: A, from_label: A });
-    expect(inboxRows(inst.stateDir).map((x) => x.state)).toEqual(["delivered"]);
+    // Recorded delivered once the snapshot reached B's socket (DR-0050).
+    await vi.waitFor(() =>
+      expect(inboxRows(inst.stateDir).map((x) => x.state)).toEqual(["delivered"]),
+    );
     // A second connection of B takes the inbox over; nothing is delivered twice.
     const b2 = await session(inst, B);
     const superseded = b1.next((f) => f.ev === "subscribe_superseded");

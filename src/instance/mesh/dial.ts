@@ -86,8 +86,10 @@ export async function dialLink(
         resume: () => ws.resume(),
       };
       const writer: FrameWriter = {
-        write(line) {
-          if (ws.readyState === ws.OPEN) ws.send(`${line}\n`);
+        write(line, done) {
+          if (ws.readyState !== ws.OPEN) done?.(false);
+          else if (done === undefined) ws.send(`${line}\n`);
+          else ws.send(`${line}\n`, (error) => done(error == null));
         },
         backlog: () => ws.bufferedAmount,
         onDrain: (listener) => socket?.on("drain", listener),

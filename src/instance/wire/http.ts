@@ -425,8 +425,10 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
     resume: () => ws.resume(),
   };
   const writer: FrameWriter = {
-    write(line) {
-      if (ws.readyState === ws.OPEN) ws.send(`${line}\n`);
+    write(line, done) {
+      if (ws.readyState !== ws.OPEN) done?.(false);
+      else if (done === undefined) ws.send(`${line}\n`);
+      else ws.send(`${line}\n`, (error) => done(error == null));
     },
     backlog: () => ws.bufferedAmount,
     // `ws` has no drain event of its own; its socket's is the same signal.

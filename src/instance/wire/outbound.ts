@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { EGRESS_MAX_WAITING, VALUE_TOPIC_INTERVAL_MS } from "../../contract/constants.js";
-import type { FrameReader, FrameWriter } from "./transport.js";
+import type { FrameReader, FrameWriter, Written } from "./transport.js";
 
 /**
  * The back-pressure policy of a connection — the one place it is written.
@@ -45,6 +45,8 @@ interface Waiting {
   key?: string;
   /** A reply-class frame (counted against pausing, never refused). */
   reply?: true;
+  /** Told whether the frame reached the OS side (FrameWriter.write). */
+  done?: Written;
 }
 
 interface Pace {
@@ -100,11 +102,13 @@ export class Outbound {
   }
 
   /** An ordered topic frame; false when refused because too many wait.
-   * `snapshot` frames are never refused. */
-  ordered(line: string, snapshot = false): boolean {
+   * `snapshot` frames are never refused. An accepted frame's `done` is told
+   * once whether it reached the OS side (false: the connection ended first);
+   * a refused one's is never called. */
+  ordered(line: string, snapshot = false, done?: Written): boolean {
     if (this.disposed) return false;
     if (!this.blocked()) {
-      this.writer.write(line);
+      this.writer.write(line, done);
       return true;
     }
     if (
@@ -114,7 +118,7 @@ export class Outbound {
     ) {
       return false;
     }
-    this.enqueue({ line });
+    this.enqueue(done === undefined ? { line } : { line, done });
     this.waitingOrdered++;
     this.waitingOrderedBytes += line.length;
     return true;
@@ -213,7 +217,7 @@ export class Outbound {
         this.waitingOrdered--;
         this.waitingOrderedBytes -= entry.line.length;
       }
-      this.writer.write(entry.line);
+      this.writer.write(entry.line, entry.done);
     }
     // A drain is the peer taking bytes; frames moving on (or none waiting)
     // is progress.
@@ -238,7 +242,10 @@ export class Outbound {
   /** Hand every waiting frame to the writer now, whatever its backlog: the
    * connection is ending and its transport flushes what it holds. */
   flush(): void {
-    for (let i = this.head; i < this.queue.length; i++) this.writer.write(this.queue[i]!.line);
+    for (let i = this.head; i < this.queue.length; i++) {
+      const entry = this.queue[i]!;
+      this.writer.write(entry.line, entry.done);
+    }
     this.queue = [];
     this.head = 0;
     this.waitingValues.clear();
@@ -251,6 +258,8 @@ export class Outbound {
     this.disposed = true;
     for (const p of this.pace.values()) if (p.timer) clearTimeout(p.timer);
     this.pace.clear();
+    // Frames that never left: whoever waits on them hears so.
+    for (let i = this.head; i < this.queue.length; i++) this.queue[i]!.done?.(false);
     this.queue = [];
     this.head = 0;
     this.waitingValues.clear();

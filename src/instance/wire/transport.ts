@@ -25,15 +25,20 @@ export interface FrameReader {
 }
 
 /**
- * The outbound half. `write` hands one frame (no newline) to the OS side;
- * `backlog` is what it accepted and has not yet handed on; `onDrain` fires when
- * that backlog empties.
+ * The outbound half. `write` hands one frame (no newline) to the OS side and,
+ * when given `done`, tells once whether it got there (true: the bytes are in
+ * the kernel's socket buffer, where a crash of this process no longer loses
+ * them; false: the stream ended first). `backlog` is what it accepted and has
+ * not yet handed on; `onDrain` fires when that backlog empties.
  *
  * Ownership: the listener that accepted the socket owns it; `close()` asks it
  * to end the stream (and to cut it shortly after if the peer never reads).
  */
+/** Told whether a frame reached the OS side (see FrameWriter.write). */
+export type Written = (ok: boolean) => void;
+
 export interface FrameWriter {
-  write(line: string): void;
+  write(line: string, done?: Written): void;
   backlog(): number;
   onDrain(listener: () => void): void;
   /** A WebSocket closes with `code` and `reason` when given (the mesh's

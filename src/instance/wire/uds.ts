@@ -45,8 +45,10 @@ function socketTransport(socket: Socket): Transport {
     resume: () => socket.resume(),
   };
   const writer: FrameWriter = {
-    write(line) {
-      if (!socket.destroyed) socket.write(`${line}\n`);
+    write(line, done) {
+      if (socket.destroyed || !socket.writable) done?.(false);
+      else if (done === undefined) socket.write(`${line}\n`);
+      else socket.write(`${line}\n`, (error) => done(error == null));
     },
     backlog: () => socket.writableLength,
     onDrain: (listener) => socket.on("drain", listener),
