@@ -10,6 +10,8 @@ import { deliverToSocket, SUPPORTED_PEER_PROTOCOL } from "../harness/claude/mess
 import { findSessionFile, type SessionFile } from "../harness/claude/session-files.js";
 import { codexThread, queueIntoCodex } from "../harness/codex/queue.js";
 import { PathChanges } from "../harness/path-changes.js";
+import { locateTranscript } from "../harness/transcript-files.js";
+import { transcriptMentions } from "../harness/transcript-mentions.js";
 import { configFile } from "../paths.js";
 import type { InboxStore } from "../store/inbox.js";
 
@@ -167,7 +169,12 @@ export class DirectRoute {
         const skip = this.hooks.claimedElsewhere(sid);
         const claim = this.inbox.claimOldest(sid, this.now(), INBOX_RETENTION_MS, skip);
         if (claim === undefined) break;
-        outcome = await this.exchange(target, sid, claim.message);
+        // On disk before the harness has it: a crash during the exchange
+        // leaves the message in doubt, settled by the transcript (DR-0050).
+        outcome = await this.inbox.offering(sid, claim.counter, this.now()).then(
+          () => this.exchange(target, sid, claim.message),
+          () => "unavailable" as const,
+        );
         await this.inbox
           .settleClaim(
             sid,
@@ -184,6 +191,30 @@ export class DirectRoute {
       this.log.warn({ err: error, sid }, "held messages not offered through the harness");
     }
     this.release(sid, outcome);
+  }
+
+  /**
+   * Settle the held messages the last run was handing to a harness when it
+   * ended (DR-0050): one the session's transcript records reached the model
+   * and is recorded delivered; any other is held again. Returns the sids
+   * whose messages are held again, to be offered.
+   */
+  async settleInDoubt(): Promise<Set<Sid>> {
+    const again = new Set<Sid>();
+    for (const { sid, counter, message } of this.inbox.inDoubtMessages()) {
+      const path = await locateTranscript(this.setup.harness, this.setup.home, sid).catch(
+        () => undefined,
+      );
+      const arrived = path !== undefined && (await transcriptMentions(path, message.mid));
+      try {
+        await this.inbox.settleInDoubt(counter, arrived, this.now());
+        this.log.info({ sid, mid: message.mid, arrived }, "hand-over in doubt settled");
+        if (!arrived) again.add(sid);
+      } catch (error) {
+        this.log.warn({ err: error, sid, mid: message.mid }, "hand-over in doubt not settled");
+      }
+    }
+    return again;
   }
 
   private release(sid: Sid, outcome: Outcome): void {

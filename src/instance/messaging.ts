@@ -70,6 +70,16 @@ export class Messaging {
     hub.onInboxReading((sid, conn) => this.offerHeld(sid, conn));
     // What a hand-over subscriber claimed and did not confirm is held again.
     hub.onInboxEnded((sid, conn) => this.afterRelease(sid, this.handOvers.releaseAll(conn)));
+    // Messages a harness may have taken as the last run ended: settled by
+    // the transcript, then offered like any held message if they did not
+    // arrive (DR-0050).
+    void this.direct.settleInDoubt().then((again) => {
+      for (const sid of again) {
+        const holder = hub.inboxHolder(sid);
+        if (holder !== undefined) this.offerHeld(sid, holder);
+        void this.direct.offerHeld(sid);
+      }
+    });
     // A session that is live again is offered what is held for it through its
     // harness (contract §7.7: an event, never a timer).
     const live = new Set<Sid>();

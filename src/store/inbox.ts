@@ -30,6 +30,12 @@ export class InboxStore {
    * (contract §7.7: one offer per sid at a time), left out of every peek and
    * take meanwhile. */
   private readonly claimed = new Map<string, number>();
+  /** Held messages a harness may have taken just before the last run of the
+   * instance ended (marked offered, never settled): left out of every peek
+   * and claim until their transcript settles them (`settleInDoubt`). */
+  private readonly inDoubt = new Map<number, { sid: string; message: InboxMessage }>();
+  private readonly markOffered;
+  private readonly clearOffered;
 
   constructor(
     private readonly db: Db,
@@ -58,6 +64,46 @@ export class InboxStore {
     this.countHeldBySid = db.prepare(
       "SELECT sid, count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ? GROUP BY sid",
     );
+    this.markOffered = db.prepare(
+      "UPDATE inbox SET offered_at = ? WHERE sid = ? AND state = 'held' AND counter = ?",
+    );
+    this.clearOffered = db.prepare(
+      "UPDATE inbox SET offered_at = NULL WHERE sid = ? AND state = 'held' AND counter = ?",
+    );
+    const doubtful = db
+      .prepare(
+        "SELECT counter, sid, message FROM inbox WHERE offered_at IS NOT NULL AND state = 'held'",
+      )
+      .all() as { counter: number; sid: string; message: string }[];
+    for (const r of doubtful)
+      this.inDoubt.set(r.counter, { sid: r.sid, message: JSON.parse(r.message) as InboxMessage });
+  }
+
+  /** Held messages whose hand-over to a harness the last run did not see
+   * end: the harness may have them (DR-0050). */
+  inDoubtMessages(): { sid: string; counter: number; message: InboxMessage }[] {
+    return [...this.inDoubt].map(([counter, row]) => ({ counter, ...row }));
+  }
+
+  /** Settle a message in doubt: delivered (its transcript shows it) or held
+   * like any other. Resolves once committed. */
+  async settleInDoubt(counter: number, delivered: boolean, now: number): Promise<void> {
+    const row = this.inDoubt.get(counter);
+    if (row === undefined) return;
+    await this.queue.run(() => {
+      if (delivered) this.markDelivered.run(now, row.sid, counter);
+      else this.clearOffered.run(row.sid, counter);
+      this.heldCounts.delete(row.sid);
+    });
+    this.inDoubt.delete(counter);
+  }
+
+  /** Mark a claimed message as being handed to its harness (route a), before
+   * the exchange; resolves once committed. */
+  offering(sid: string, counter: number, now: number): Promise<void> {
+    return this.queue.run(() => {
+      this.markOffered.run(now, sid, counter);
+    });
   }
 
   /** The highest counter ever stored (0 when none), so mids stay increasing
@@ -191,7 +237,7 @@ export class InboxStore {
     const claimed = this.claimed.get(sid);
     const rows = (
       this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[]
-    ).filter((r) => r.counter !== claimed);
+    ).filter((r) => r.counter !== claimed && !this.inDoubt.has(r.counter));
     return rows.map((r) => ({
       counter: r.counter,
       message: JSON.parse(r.message) as InboxMessage,
@@ -220,14 +266,15 @@ export class InboxStore {
   }
 
   /** End a claim: a message that got through is recorded delivered (the
-   * promise settles once committed); one that did not stays held. */
+   * promise settles once committed); one that did not stays held, its
+   * `offering` mark cleared. */
   async settleClaim(sid: string, counter: number, delivered: boolean, now: number): Promise<void> {
     try {
-      if (delivered)
-        await this.queue.run(() => {
-          this.markDelivered.run(now, sid, counter);
-          this.heldCounts.delete(sid);
-        });
+      await this.queue.run(() => {
+        if (!delivered) return this.clearOffered.run(sid, counter);
+        this.markDelivered.run(now, sid, counter);
+        this.heldCounts.delete(sid);
+      });
     } finally {
       this.claimed.delete(sid);
     }

@@ -8,6 +8,7 @@ import { m0006SyncRuns } from "./0006-sync-runs.js";
 import { m0007LlmUsage } from "./0007-llm-usage.js";
 import { m0008AuthRecords } from "./0008-auth-records.js";
 import { m0009KvReplication } from "./0009-kv-replication.js";
+import { m0010InboxOffered } from "./0010-inbox-offered.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -20,4 +21,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0007LlmUsage,
   m0008AuthRecords,
   m0009KvReplication,
+  m0010InboxOffered,
 ];
