@@ -1,6 +1,7 @@
 import type { ClaimArgs, ClaimResult } from "../board/board.js";
 import { type BoardList, boardListText, listBoard, workItemLine } from "../board/list.js";
 import { configuredStore } from "../board/team-board.js";
+import { sessionId } from "../client/flags.js";
 import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
@@ -9,8 +10,8 @@ import { isPostgresUrl } from "../store/pg/url.js";
 import { openStateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
 import { input } from "./board-input.js";
-import type { Command } from "./main.js";
-import { parse, print, sessionId } from "./options.js";
+import type { Command } from "./command.js";
+import { parse, print } from "./options.js";
 
 const USAGE =
   "ccmsg board add|list|show|claim|move|update|sync … [--db PATH | --store postgres://…]";

@@ -6,7 +6,7 @@ import { gitUnavailableReason, probeGit } from "../probes/git.js";
 import { ensureStateDir } from "../state-dir.js";
 import type { CheckRun } from "../store/check-runs.js";
 import { isPostgresUrl } from "../store/pg/url.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print, wantsJson } from "./options.js";
 
 const USAGE = "ccmsg check run [--name n] [--store postgres://…]";

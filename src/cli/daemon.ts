@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { Client } from "../client/client.js";
+import { startDaemon } from "../client/connect.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
 import { ContractError } from "../contract/errors.js";
 import { liveHolder } from "../instance-lock.js";
 import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../owner-credential.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../paths.js";
 import { isPostgresUrl } from "../store/pg/url.js";
-import { startDaemon } from "./connect.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 const USAGE =

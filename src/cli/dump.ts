@@ -1,6 +1,6 @@
+import { callAs, connectInstance } from "../client/connect.js";
 import { ContractError } from "../contract/errors.js";
-import { callAs, connectInstance } from "./connect.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 const USAGE =

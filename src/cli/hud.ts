@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { hudReport } from "../hud/report.js";
 import { resolveStateDir } from "../paths.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, wantsJson } from "./options.js";
 
 /** `ccmsg hud [--sid s] [--json] [--write path]` — the `ecc.hud-status.v1`

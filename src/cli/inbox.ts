@@ -1,4 +1,9 @@
 import type { Client } from "../client/client.js";
+import { connectInstance, greet, sendGreeting } from "../client/connect.js";
+import { type Flags, sessionId } from "../client/flags.js";
+import { claimHeld, confirmPassedOn, splitShown, subscribeHandOver } from "../client/hand-over.js";
+import { ShownLedger } from "../client/shown-ledger.js";
+import { takeInbox } from "../client/snapshots.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
 import {
@@ -7,12 +12,8 @@ import {
   WAITER_HOOK_TIMEOUT_S,
 } from "../harness/hook-delivery.js";
 import { parentPid, processStart } from "../probes/process.js";
-import { connectInstance, greet, sendGreeting } from "./connect.js";
-import { claimHeld, confirmPassedOn, splitShown, subscribeHandOver } from "./hand-over.js";
-import type { Command } from "./main.js";
-import { type Flags, parse, sessionId, wantsJson } from "./options.js";
-import { ShownLedger } from "./shown-ledger.js";
-import { takeInbox } from "./snapshots.js";
+import type { Command } from "./command.js";
+import { parse, wantsJson } from "./options.js";
 import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
 // Taking what is held for a session: `ccmsg inbox`, and the hooks that put

@@ -1,7 +1,7 @@
+import { callAs, connectInstance, greet } from "../client/connect.js";
 import { ContractError } from "../contract/errors.js";
 import type { KvEntry } from "../contract/kv.js";
-import { callAs, connectInstance, greet } from "./connect.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 const USAGE =

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
+import { callAs, connectInstance } from "../client/connect.js";
 import { ContractError } from "../contract/errors.js";
 import type { LauncherConfigReadResult, LauncherRunResult } from "../contract/launcher.js";
-import { callAs, connectInstance } from "./connect.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 const USAGE =

@@ -1,12 +1,13 @@
 import { join } from "node:path";
+import { UsageError } from "../client/flags.js";
 import {
   DEFAULT_BASH_TIMEOUT_SECONDS,
   DEFAULT_WAKE_GRACE_MULTIPLIER,
 } from "../harness/loop-signals.js";
 import { loopStatus, loopStatusText, writeLoopStatus } from "../hud/loop-status.js";
 import { claudeConfigHome, resolveStateDir, stateFiles } from "../paths.js";
-import type { Command } from "./main.js";
-import { parse, UsageError, wantsJson } from "./options.js";
+import type { Command } from "./command.js";
+import { parse, wantsJson } from "./options.js";
 
 const USAGE =
   "ccmsg loop-status [--json] [--home d] [--transcript f …] [--limit n] [--bash-timeout-seconds n] [--wake-grace-multiplier n] [--now t] [--exit-code] [--watch] [--write-dir DIR]";

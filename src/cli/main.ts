@@ -4,16 +4,16 @@
 // nothing of the instance).
 
 import * as nodeModule from "node:module";
+import { UsageError } from "../client/flags.js";
 import { sessionIdFrom } from "../harness/identity.js";
 import { VERSION } from "../version.js";
+import type { Command } from "./command.js";
 import { type CommandHelp, commandHelp, overview, suggestion } from "./help.js";
-import { errorsAsJson, fail, GLOBAL_OPTIONS, UsageError } from "./options.js";
+import { errorsAsJson, fail, GLOBAL_OPTIONS } from "./options.js";
 
 // V8's code cache for the chunks loaded from here on (Node 22.1 and later;
 // absent on Node 20): a later start skips parsing them again.
 (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-
-export type Command = (argv: string[]) => Promise<void>;
 
 // Modules that hold several commands: one loader each.
 const messages = () => import("./messages.js");
@@ -402,7 +402,7 @@ async function main(argv: string[]): Promise<void> {
   // The session's meta costs two git processes: start them now, beside
   // loading the command, rather than on its way to the greeting.
   if (entry.asSession && sessionIdFrom(sidFlag(args)) !== undefined)
-    void import("./session-meta.js").then((m) => m.derivedMeta());
+    void import("../client/session-meta.js").then((m) => m.derivedMeta());
   // The instance's modules load while its command group does: a restart
   // waits for both (DR-0022).
   if (name === "daemon" && rest[0] === "run") void import("../instance/server.js");

@@ -1,5 +1,5 @@
 import { ContractError } from "../contract/errors.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse } from "./options.js";
 
 /** `ccmsg mcp` — the MCP server on stdio, speaking as the session from the

@@ -1,3 +1,4 @@
+import { connectInstance } from "../client/connect.js";
 import { loadConfig } from "../config.js";
 import { ContractError } from "../contract/errors.js";
 import {
@@ -9,8 +10,7 @@ import {
 } from "../mesh-config.js";
 import { configFile, resolveStateDir, stateFiles } from "../paths.js";
 import { ensureStateDir } from "../state-dir.js";
-import { connectInstance } from "./connect.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 const USAGE = "ccmsg mesh add <endpoint> [--id <id>] | list | remove <endpoint|id>";

@@ -1,10 +1,11 @@
+import { callAs, connectInstance, greet } from "../client/connect.js";
+import { sessionId } from "../client/flags.js";
+import { derivedMeta, sessionCwd } from "../client/session-meta.js";
 import { ContractError } from "../contract/errors.js";
 import type { SessionMeta } from "../contract/peers.js";
 import type { OpArgs } from "../contract/schemas.js";
-import { callAs, connectInstance, greet } from "./connect.js";
-import type { Command } from "./main.js";
-import { parse, print, sessionId } from "./options.js";
-import { derivedMeta, sessionCwd } from "./session-meta.js";
+import type { Command } from "./command.js";
+import { parse, print } from "./options.js";
 import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
 const HOOK_DEADLINE_MS = 3000;

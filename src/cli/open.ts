@@ -3,11 +3,11 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { writeFileAtomic } from "../atomic-write.js";
+import { connectInstance } from "../client/connect.js";
 import { contractError } from "../contract/errors.js";
 import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../owner-credential.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
-import { connectInstance } from "./connect.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print, wantsJson } from "./options.js";
 
 const USAGE = "ccmsg open [--print] [--json]";

@@ -1,6 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { type Flags, UsageError } from "../client/flags.js";
 import { ContractError } from "../contract/errors.js";
-import { sessionIdFrom } from "../harness/identity.js";
 
 // What every command shares: its options, who it speaks as, how it prints.
 
@@ -18,14 +18,6 @@ type Options = NonNullable<ParseArgsConfig["options"]>;
 
 /** Parsed option values: strings for string options, booleans otherwise. */
 export type Values<O> = { [K in keyof O]?: O[K] extends { type: "string" } ? string : boolean };
-
-/** A command line the command cannot read: `invalid_args`, and the person is
- * pointed at the command's help. */
-export class UsageError extends ContractError {
-  constructor(msg: string) {
-    super("invalid_args", msg);
-  }
-}
 
 /** Parse a command's argv with the options every command shares. (`_usage`,
  * the command's synopsis, is kept for the callers' sake: a usage error now
@@ -63,19 +55,6 @@ function parseFailure(error: Error & { code?: string }): string {
     default:
       return error.message;
   }
-}
-
-export type Flags = {
-  json?: boolean;
-  text?: boolean;
-  sid?: string;
-  "state-dir"?: string;
-  "no-start"?: boolean;
-};
-
-/** Who the CLI speaks as (see identity.ts). */
-export function sessionId(flags: Flags, env = process.env): string | undefined {
-  return sessionIdFrom(flags.sid, env);
 }
 
 /** JSON with `--json`, or when stdout is not a terminal (hooks and agents

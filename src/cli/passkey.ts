@@ -1,6 +1,6 @@
+import { connectInstance } from "../client/connect.js";
 import { ContractError } from "../contract/errors.js";
-import { connectInstance } from "./connect.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 const USAGE = "ccmsg passkey add [--name label] | list | remove <sub>";

@@ -1,5 +1,5 @@
-import { connectInstance } from "./connect.js";
-import type { Command } from "./main.js";
+import { connectInstance } from "../client/connect.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 export const ping: Command = async (argv) => {

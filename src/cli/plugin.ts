@@ -1,13 +1,14 @@
 import { resolve } from "node:path";
 import { Client } from "../client/client.js";
+import { UsageError } from "../client/flags.js";
 import { claudeStatus, installClaude, uninstallClaude } from "../harness/plugin/claude.js";
 import { codexStatus, installCodex, uninstallCodex } from "../harness/plugin/codex.js";
 import { runningInvocation } from "../harness/plugin/command-line.js";
 import type { Outcome, PluginContext, Status } from "../harness/plugin/report.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { ensureStateDir } from "../state-dir.js";
-import type { Command } from "./main.js";
-import { parse, print, UsageError } from "./options.js";
+import type { Command } from "./command.js";
+import { parse, print } from "./options.js";
 
 // `ccmsg plugin install|status|uninstall claude|codex`: wire this ccmsg into
 // a harness, say what is wired, take it out again. The work is in

@@ -2,7 +2,7 @@ import { ContractError } from "../contract/errors.js";
 import { conflictQueueOf } from "../hud/collect.js";
 import { controlFacts, withSessionContext } from "../hud/session-context.js";
 import { conflictedWorktrees } from "../probes/git.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 import { requireControl } from "./require-control.js";
 

@@ -1,9 +1,5 @@
 import { resolve } from "node:path";
-import type { KvEntry } from "../contract/kv.js";
-import { editConflicts, liveReservations } from "../contract/reservations.js";
-import { configFile } from "../paths.js";
-import type { Command } from "./main.js";
-import { type Flags, parse, print, sessionId, UsageError } from "./options.js";
+import { type Flags, sessionId, UsageError } from "../client/flags.js";
 import {
   checkReason,
   describe,
@@ -17,7 +13,12 @@ import {
   shown,
   takeReservations,
   uniqueByKey,
-} from "./reservation-kv.js";
+} from "../client/reservations.js";
+import type { KvEntry } from "../contract/kv.js";
+import { editConflicts, liveReservations } from "../contract/reservations.js";
+import { configFile } from "../paths.js";
+import type { Command } from "./command.js";
+import { parse, print } from "./options.js";
 import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
 // File reservations between agents (DR-0041): `ccmsg reserve`, `release`,
@@ -67,7 +68,7 @@ export const reserve: Command = async (argv) => {
   const globs = [...new Set(positionals.map((g) => resolveGlob(g, cwd)))];
   const sid = await holderOf(values);
   // Loaded here only: the hook below stays clear of git and its helpers.
-  const { derivedMeta, sessionCwd } = await import("./session-meta.js");
+  const { derivedMeta, sessionCwd } = await import("../client/session-meta.js");
   const meta = sid === null ? undefined : await derivedMeta(sessionCwd());
   const { client, live, instance } = await openReservations(values);
   try {

@@ -1,10 +1,11 @@
+import { connectInstance } from "../client/connect.js";
+import { UsageError } from "../client/flags.js";
 import type { SearchAnswer, SearchHit } from "../contract/search.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { openSearchReader } from "../store/search-index.js";
 import { parseSince, runSearch, type SearchArgs } from "../store/search-query.js";
-import { connectInstance } from "./connect.js";
-import type { Command } from "./main.js";
-import { parse, print, UsageError, wantsJson } from "./options.js";
+import type { Command } from "./command.js";
+import { parse, print, wantsJson } from "./options.js";
 
 const USAGE = "ccmsg search <query> [--sid s] [--since t] [--type t] [--limit n]";
 

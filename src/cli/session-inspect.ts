@@ -1,10 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { UsageError } from "../client/flags.js";
 import { ADAPTERS, type AdapterId, inspectTarget } from "../hud/session-inspect.js";
 import { openStoreReader } from "../hud/store-reader.js";
 import { claudeConfigHome, codexConfigHome, resolveStateDir, stateFiles } from "../paths.js";
-import type { Command } from "./main.js";
-import { parse, UsageError } from "./options.js";
+import type { Command } from "./command.js";
+import { parse } from "./options.js";
 
 const USAGE = "ccmsg session-inspect <target> [--write PATH] [--adapter id] [--list-adapters]";
 

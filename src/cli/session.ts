@@ -1,3 +1,5 @@
+import { callAs, connectInstance } from "../client/connect.js";
+import type { Flags } from "../client/flags.js";
 import { ContractError } from "../contract/errors.js";
 import { DEFAULT_TMUX_SESSION } from "../harness/launch.js";
 import { launchResume, resumeCommand } from "../harness/resume.js";
@@ -5,9 +7,8 @@ import { controlFacts, withSessionContext } from "../hud/session-context.js";
 import type { RunResult } from "../probes/exec.js";
 import { addWorktree, type GitFacts, git } from "../probes/git.js";
 import { gh, probeGh } from "../probes/github.js";
-import { callAs, connectInstance } from "./connect.js";
-import type { Command } from "./main.js";
-import { type Flags, parse, print } from "./options.js";
+import type { Command } from "./command.js";
+import { parse, print } from "./options.js";
 import { requireControl } from "./require-control.js";
 
 const USAGE =

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { statusAt, statusMarkdown, statusText } from "../board/status.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse } from "./options.js";
 
 const USAGE =

@@ -7,7 +7,7 @@ import {
   statuslineFor,
 } from "../harness/claude/statusline.js";
 import { claudeConfigHome, resolveStateDir, stateFiles } from "../paths.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 /** `ccmsg statusline` — the harness's `statusLine` command. Whatever happens
  * it exits 0, and it prints nothing rather than an error: a status bar shows

@@ -1,4 +1,4 @@
-import { type Flags, sessionId } from "./options.js";
+import { type Flags, sessionId } from "../client/flags.js";
 
 /** Read the whole of stdin as JSON (hook payloads), with a deadline. */
 export async function readStdinJson(deadlineMs: number): Promise<Record<string, unknown>> {

@@ -1,7 +1,7 @@
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { isPostgresUrl } from "../store/pg/url.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 const USAGE = "ccmsg store migrate --to postgres://… [--db PATH] [--json]";

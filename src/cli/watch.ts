@@ -1,14 +1,15 @@
 import { Client } from "../client/client.js";
+import { connectInstance, greet, sendGreeting } from "../client/connect.js";
+import { sessionId } from "../client/flags.js";
+import { derivedMeta } from "../client/session-meta.js";
+import { topicSnapshot } from "../client/snapshots.js";
 import type { AgentsData } from "../contract/agents.js";
 import { ContractError } from "../contract/errors.js";
 import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
 import { BUSY_WINDOW_MS, isBusy, readSessionLlm } from "../llm-session-file.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
-import { connectInstance, greet, sendGreeting } from "./connect.js";
-import type { Command } from "./main.js";
-import { parse, print, sessionId } from "./options.js";
-import { derivedMeta } from "./session-meta.js";
-import { topicSnapshot } from "./snapshots.js";
+import type { Command } from "./command.js";
+import { parse, print } from "./options.js";
 
 type PeersData = { peers: PeerInfo[]; last_live: LastLiveSession[] };
 

@@ -326,9 +326,9 @@ export class Messaging {
   /**
    * Offer what is held for `sid` to its receiver `conn` as soon as the store
    * allows, if `conn` is still the one receiving then: claimed, and recorded
-   * delivered once in a plain subscriber's socket or confirmed by a waiter. Retried while it is (another
-   * process may hold the lock for long). One offer per sid at a time; what
-   * arrives meanwhile is offered right after.
+   * delivered once in a plain subscriber's socket or confirmed by a waiter.
+   * Retried while it is (another process may hold the lock for long). One
+   * offer per sid at a time; what arrives meanwhile is offered right after.
    */
   private offerHeld(sid: Sid, conn: Connection): void {
     if (this.offering.has(sid)) {

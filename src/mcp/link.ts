@@ -1,8 +1,8 @@
-import { connectInstance, greet } from "../cli/connect.js";
-import type { Flags } from "../cli/options.js";
-import { ShownLedger } from "../cli/shown-ledger.js";
-import { takeInbox, topicSnapshot } from "../cli/snapshots.js";
 import type { ArgsOf, Client } from "../client/client.js";
+import { connectInstance, greet } from "../client/connect.js";
+import type { Flags } from "../client/flags.js";
+import { ShownLedger } from "../client/shown-ledger.js";
+import { takeInbox, topicSnapshot } from "../client/snapshots.js";
 import type { OpName } from "../contract/attributes.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";

@@ -7,7 +7,7 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import { type Flags, sessionId } from "../cli/options.js";
+import { type Flags, sessionId } from "../client/flags.js";
 import { ContractError } from "../contract/errors.js";
 import { validationErrors } from "../contract/validate.js";
 import { VERSION } from "../version.js";

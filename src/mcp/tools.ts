@@ -1,8 +1,8 @@
 import { type TSchema, Type } from "@sinclair/typebox";
 import type { ClaimResult } from "../board/board.js";
 import { boardListText, listBoard, listOf, listWindow, workItemLine } from "../board/list.js";
-import type { Flags } from "../cli/options.js";
 import type { Client } from "../client/client.js";
+import type { Flags } from "../client/flags.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import type { KvEntry } from "../contract/kv.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
@@ -52,7 +52,7 @@ function reservationsTurn<T>(
   fn: (client: Client, live: KvEntry[]) => Promise<T>,
 ): Promise<T> {
   return ctx.person.use(async (client) => {
-    const { readNamespace } = await import("../cli/reservation-kv.js");
+    const { readNamespace } = await import("../client/reservations.js");
     try {
       return await fn(client, await readNamespace(client));
     } finally {
@@ -208,8 +208,8 @@ export const TOOLS: Record<string, Tool> = {
       shared: Type.Optional(Type.Boolean()),
     }),
     async run(a, ctx) {
-      const kv = await import("../cli/reservation-kv.js");
-      const { derivedMeta, sessionCwd } = await import("../cli/session-meta.js");
+      const kv = await import("../client/reservations.js");
+      const { derivedMeta, sessionCwd } = await import("../client/session-meta.js");
       const ms = kv.durationOf(a.for as string, "for");
       const reason = a.reason as string | undefined;
       kv.checkReason(reason, "reason");
@@ -233,8 +233,8 @@ export const TOOLS: Record<string, Tool> = {
     description: "Give back your file reservations: the globs named, else all.",
     input: Type.Object({ globs: Type.Optional(Type.Array(Type.String())) }),
     async run(a, ctx) {
-      const kv = await import("../cli/reservation-kv.js");
-      const { sessionCwd } = await import("../cli/session-meta.js");
+      const kv = await import("../client/reservations.js");
+      const { sessionCwd } = await import("../client/session-meta.js");
       const cwd = sessionCwd();
       const named = a.globs as string[] | undefined;
       const globs = named === undefined ? "all" : new Set(named.map((g) => kv.resolveGlob(g, cwd)));

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { derivedMeta } from "../../src/cli/session-meta.js";
+import { derivedMeta } from "../../src/client/session-meta.js";
 import { git, makeRepo, tempDir } from "../hud/helpers.js";
 
 // The meta every greeting of a session carries, derived from its directory.

@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, statSync } from "node:fs";
-import { type ArgsOf, Client } from "../client/client.js";
 import type { OpName } from "../contract/attributes.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
 import { contractError } from "../contract/errors.js";
@@ -10,7 +9,8 @@ import { liveHolder } from "../instance-lock.js";
 import { readJsonFile } from "../json-file.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { ensureStateDir } from "../state-dir.js";
-import type { Flags } from "./options.js";
+import { type ArgsOf, Client } from "./client.js";
+import type { Flags } from "./flags.js";
 import { derivedMeta } from "./session-meta.js";
 
 /**

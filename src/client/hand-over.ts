@@ -1,7 +1,7 @@
-import type { Client, Pushed } from "../client/client.js";
 import type { HandOverMode } from "../contract/connect.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
+import type { Client, Pushed } from "./client.js";
 import type { ShownLedger } from "./shown-ledger.js";
 
 // The client side of a hand-over subscription (DR-0024): inbox messages

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import type { Client } from "../client/client.js";
 import { ContractError } from "../contract/errors.js";
 import type { KvEntry } from "../contract/kv.js";
 import {
@@ -18,8 +17,9 @@ import {
   type Reservation,
   reservationConflicts,
 } from "../contract/reservations.js";
+import type { Client } from "./client.js";
 import { connectInstance, sendGreeting } from "./connect.js";
-import { type Flags, UsageError } from "./options.js";
+import { type Flags, UsageError } from "./flags.js";
 
 // File reservations over KV (DR-0041), for the CLI's commands and hook and
 // for the MCP server's tools: reading namespace `reservations`, reserving and

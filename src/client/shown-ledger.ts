@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../atomic-write.js";
 import { resolveStateDir } from "../paths.js";
-import type { Flags } from "./options.js";
+import type { Flags } from "./flags.js";
 
 /**
  * Mids a consumer showed to the model (or printed) although the instance's

@@ -1,6 +1,6 @@
-import type { Client } from "../client/client.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
+import type { Client } from "./client.js";
 import { claimHeld, confirmPassedOn, splitShown } from "./hand-over.js";
 import type { ShownLedger } from "./shown-ledger.js";
 
