@@ -14,8 +14,8 @@ import {
   type Lane,
   laneStatus,
   priorityRank,
-  snapshotItem,
 } from "../contract/ecc/lanes.js";
+import { snapshotItem } from "../contract/ecc/snapshot-item.js";
 import { type ContractError, contractError } from "../contract/errors.js";
 import type { StateStore } from "../store/state-store.js";
 import { type StatusCounts, WorkItemsStore } from "../store/work-items.js";

@@ -6,7 +6,7 @@ import {
   upsertWorkItemPg,
 } from "../board/pg-board.js";
 import { PgBoardStore } from "../store/pg/board-store.js";
-import type { BoardAccess } from "./board.js";
+import type { BoardAccess } from "./board-access.js";
 
 /**
  * `ccmsg board …` on a team board in PostgreSQL (DR-0046): the verbs of

@@ -1,14 +1,13 @@
-import type { ClaimArgs, ClaimResult } from "../board/board.js";
-import { type BoardList, boardListText, listBoard, workItemLine } from "../board/list.js";
+import { boardListText, listBoard, workItemLine } from "../board/list.js";
 import { configuredStore } from "../board/team-board.js";
 import { sessionId } from "../client/flags.js";
-import type { WorkItem, WorkItemInput } from "../contract/ecc/board.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../paths.js";
 import { isPostgresUrl } from "../store/pg/url.js";
 import { openStateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
+import type { BoardAccess } from "./board-access.js";
 import { input } from "./board-input.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
@@ -125,17 +124,6 @@ export const board: Command = async (argv) => {
     await access.close();
   }
 };
-
-/** What the board verbs need of a board, the instance's file or a team
- * board in PostgreSQL (board-pg.ts): the same verbs, rules and output. */
-export interface BoardAccess {
-  get(id: string): Promise<WorkItem | undefined>;
-  upsert(input: WorkItemInput): Promise<WorkItem>;
-  list(lane: string | undefined, limit: number | undefined): Promise<BoardList>;
-  claim(args: ClaimArgs): Promise<ClaimResult>;
-  move(id: string, lane: string): Promise<{ moved: true; item: WorkItem }>;
-  close(): Promise<void>;
-}
 
 /** The instance's own board file (same busy rules as every writer: a 5 s
  * wait, then STATE_STORE_BUSY). */

@@ -289,3 +289,30 @@ export function deliveriesIn(text: string): DirectDelivery[] {
     }
   }
 }
+
+/** Whose position `in` / `out` are read from: the session, or one agent. */
+export interface Subject {
+  agentId?: string;
+}
+
+/** What a classifier carries from one line to the next. */
+export interface ClassifierState {
+  turn: number;
+  at: number;
+  /** The API message being streamed, and the blocks of it already seen. */
+  message?: string;
+  seen?: string[];
+  /** The last slash command, for the output record that follows it. */
+  slash?: string;
+  /** Codex: whether the session's first `session_meta` was seen. */
+  started?: boolean;
+}
+
+export interface TranscriptClassifier {
+  /** The items of one complete line, in the order they are numbered. */
+  classify(line: TranscriptLine): Classified[];
+  /** Lines that were not a JSON object (torn, foreign, oversized). */
+  readonly parseErrors: number;
+  save(): ClassifierState;
+  restore(state: ClassifierState): void;
+}

@@ -1,7 +1,13 @@
 import type { TranscriptItem } from "../contract/transcripts.js";
 import { ClaudeClassifier } from "./claude/transcript-items.js";
 import { CodexClassifier } from "./codex/rollout-items.js";
-import type { CallBook, Classified, ItemDraft } from "./item-builder.js";
+import type {
+  CallBook,
+  Classified,
+  ItemDraft,
+  Subject,
+  TranscriptClassifier,
+} from "./item-builder.js";
 import type { TranscriptHarness } from "./transcript-files.js";
 import type { TranscriptLine } from "./transcript-lines.js";
 
@@ -18,34 +24,14 @@ import type { TranscriptLine } from "./transcript-lines.js";
 // which tool a result answers — comes from a CallBook; the links between a
 // call and its result are applied afterwards (`finishItems`).
 
-export type { CallBook, Classified, ItemDraft } from "./item-builder.js";
-
-/** Whose position `in` / `out` are read from: the session, or one agent. */
-export interface Subject {
-  agentId?: string;
-}
-
-/** What a classifier carries from one line to the next. */
-export interface ClassifierState {
-  turn: number;
-  at: number;
-  /** The API message being streamed, and the blocks of it already seen. */
-  message?: string;
-  seen?: string[];
-  /** The last slash command, for the output record that follows it. */
-  slash?: string;
-  /** Codex: whether the session's first `session_meta` was seen. */
-  started?: boolean;
-}
-
-export interface TranscriptClassifier {
-  /** The items of one complete line, in the order they are numbered. */
-  classify(line: TranscriptLine): Classified[];
-  /** Lines that were not a JSON object (torn, foreign, oversized). */
-  readonly parseErrors: number;
-  save(): ClassifierState;
-  restore(state: ClassifierState): void;
-}
+export type {
+  CallBook,
+  Classified,
+  ClassifierState,
+  ItemDraft,
+  Subject,
+  TranscriptClassifier,
+} from "./item-builder.js";
 
 export function classifierFor(
   harness: TranscriptHarness,

@@ -1,4 +1,5 @@
 import { parseDirectDelivery } from "../../contract/direct-delivery.js";
+import type { ClassifierState, Subject, TranscriptClassifier } from "../item-builder.js";
 import {
   type CallBook,
   type Classified,
@@ -21,7 +22,6 @@ import {
   textOf,
   toolKey,
 } from "../item-builder.js";
-import type { ClassifierState, Subject, TranscriptClassifier } from "../transcript-classifier.js";
 import type { TranscriptLine } from "../transcript-lines.js";
 
 // Claude Code's JSONL (harness.md §6.2) as typed items (contract §10). One

@@ -1,4 +1,5 @@
 import { parseDirectDelivery } from "../../contract/direct-delivery.js";
+import type { ClassifierState, TranscriptClassifier } from "../item-builder.js";
 import {
   type CallBook,
   type Classified,
@@ -14,7 +15,6 @@ import {
   textOf,
   toolKey,
 } from "../item-builder.js";
-import type { ClassifierState, TranscriptClassifier } from "../transcript-classifier.js";
 import type { TranscriptLine } from "../transcript-lines.js";
 
 // A Codex rollout (`sessions/YYYY/MM/DD/rollout-*.jsonl`, harness.md §6.1) as

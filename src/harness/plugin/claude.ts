@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { readJsonFile } from "../../json-file.js";
 import { VERSION } from "../../version.js";
 import { SYNC_HOOK_TIMEOUT_S, WAITER_HOOK_TIMEOUT_S } from "../hook-delivery.js";
+import type { Check } from "./command-line.js";
 import { commandCheck, commandLine, onPath, shellWord } from "./command-line.js";
 import {
   applyPlan,
@@ -15,7 +16,6 @@ import {
   saveReceipt,
 } from "./files.js";
 import {
-  type Check,
   type HarnessCommand,
   lastJson,
   type Outcome,

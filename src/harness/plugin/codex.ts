@@ -13,6 +13,7 @@ import {
   unmergeCodexConfig,
   unmergeCodexHooks,
 } from "./codex-config.js";
+import type { Check } from "./command-line.js";
 import { commandCheck, commandLine, onPath, shellWord } from "./command-line.js";
 import {
   applyPlan,
@@ -24,14 +25,7 @@ import {
   removeReceipt,
   saveReceipt,
 } from "./files.js";
-import {
-  type Check,
-  type Need,
-  type Outcome,
-  type PluginContext,
-  runTool,
-  type Status,
-} from "./report.js";
+import { type Need, type Outcome, type PluginContext, runTool, type Status } from "./report.js";
 import { SKILL_MD } from "./skill.js";
 
 // ccmsg in Codex (harness spec §7): small scripts that run ccmsg as the

@@ -1,6 +1,13 @@
 import { accessSync, constants, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import type { Check } from "./report.js";
+
+/** One check of an installation's wiring, as the report lists it. */
+export interface Check {
+  name: string;
+  pass: boolean;
+  detail: string;
+  fix?: string;
+}
 
 // How a harness runs this ccmsg: by the absolute paths of the node binary and
 // the CLI script that are running now, so a hook works whatever the harness's

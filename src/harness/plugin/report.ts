@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import type { Invocation } from "./command-line.js";
+import type { Check, Invocation } from "./command-line.js";
+
 import type { Change } from "./files.js";
 
 // What `ccmsg plugin` works from and what it reports, shared by the Claude
@@ -35,13 +36,6 @@ export interface Outcome {
   changes: Change[];
   commands: HarnessCommand[];
   needs: Need[];
-}
-
-export interface Check {
-  name: string;
-  pass: boolean;
-  detail: string;
-  fix?: string;
 }
 
 export interface Status {
