@@ -1,4 +1,4 @@
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import type { ClaimResult } from "../board/board.js";
 import { boardListText, listBoard, listOf, listWindow, workItemLine } from "../board/list.js";
 import type { Client } from "../client/client.js";
@@ -29,7 +29,18 @@ export interface ToolContext {
 export interface Tool {
   description: string;
   input: TSchema;
-  run(args: Record<string, unknown>, ctx: ToolContext): Promise<string>;
+  /** Called with arguments the server has validated against `input`. */
+  run(args: unknown, ctx: ToolContext): Promise<string>;
+}
+
+/** A tool whose `run` reads its arguments as its input schema types them
+ * (the server validates them first: mcp/server.ts). */
+function tool<S extends TObject>(t: {
+  description: string;
+  input: S;
+  run(args: Static<S>, ctx: ToolContext): Promise<string>;
+}): Tool {
+  return t;
 }
 
 const str = (description: string) => Type.String({ description });
@@ -101,18 +112,16 @@ function peerRow(p: PeerInfo | LastLiveSession) {
 }
 
 export const TOOLS: Record<string, Tool> = {
-  send: {
+  send: tool({
     description:
       "Send a message to another session (sid from peers). Answers delivered, or held with the reason and live candidates.",
     input: Type.Object({ to: str("recipient sid"), text: str("1-3 sentences") }),
     async run(a, ctx) {
       actor(ctx, "send");
-      return json(
-        await ctx.link.call("message_send", { to: a.to as string, text: a.text as string }),
-      );
+      return json(await ctx.link.call("message_send", { to: a.to, text: a.text }));
     },
-  },
-  reply: {
+  }),
+  reply: tool({
     description:
       "Answer a received message: its mid, and its sender's sid as to. Without to the answer goes to the person as a notification.",
     input: Type.Object({
@@ -122,21 +131,21 @@ export const TOOLS: Record<string, Tool> = {
     }),
     async run(a, ctx) {
       actor(ctx, "reply");
-      const text = a.text as string;
+      const text = a.text;
       if (a.to === undefined) {
         await ctx.link.call("notify_send", { text });
         return json({ notified: true });
       }
       return json(
         await ctx.link.call("message_send", {
-          to: a.to as string,
+          to: a.to,
           text,
-          reply_to: a.mid as string,
+          reply_to: a.mid,
         }),
       );
     },
-  },
-  peers: {
+  }),
+  peers: tool({
     description:
       "Sessions connected now (peers) and lately lost (last_live), with where they work.",
     input: none,
@@ -146,8 +155,8 @@ export const TOOLS: Record<string, Tool> = {
       );
       return json({ peers: data.peers.map(peerRow), last_live: data.last_live.map(peerRow) });
     },
-  },
-  inbox: {
+  }),
+  inbox: tool({
     description:
       "Take the messages held for this session. What is returned counts as delivered and leaves the inbox.",
     input: none,
@@ -163,25 +172,25 @@ export const TOOLS: Record<string, Tool> = {
         })),
       });
     },
-  },
-  notify: {
+  }),
+  notify: tool({
     description: "A short line for the person watching: done, blocked, need a decision.",
     input: Type.Object({ text: Type.String() }),
     async run(a, ctx) {
       actor(ctx, "notify");
-      await ctx.link.call("notify_send", { text: a.text as string });
+      await ctx.link.call("notify_send", { text: a.text });
       return json({ sent: true });
     },
-  },
-  kv_get: {
+  }),
+  kv_get: tool({
     description: "Read a key of the shared key-value store.",
     input: Type.Object({ ns: str("namespace: [a-z][a-z0-9_]*"), key: Type.String() }),
     async run(a, ctx) {
-      const r = await ctx.person.call("kv_read", { ns: a.ns as string, key: a.key as string });
+      const r = await ctx.person.call("kv_read", { ns: a.ns, key: a.key });
       return json(r.value);
     },
-  },
-  kv_set: {
+  }),
+  kv_set: tool({
     description: "Write a key of the shared key-value store (any JSON value).",
     input: Type.Object({
       ns: str("namespace: [a-z][a-z0-9_]*"),
@@ -191,14 +200,14 @@ export const TOOLS: Record<string, Tool> = {
     async run(a, ctx) {
       return json(
         await ctx.person.call("kv_write", {
-          ns: a.ns as string,
-          key: a.key as string,
+          ns: a.ns,
+          key: a.key,
           value: a.value,
         }),
       );
     },
-  },
-  reserve: {
+  }),
+  reserve: tool({
     description:
       "Reserve files (globs; relative = project dir) for a while so others see you edit them. Refused, naming the holder, when taken.",
     input: Type.Object({
@@ -210,11 +219,11 @@ export const TOOLS: Record<string, Tool> = {
     async run(a, ctx) {
       const kv = await import("../client/reservations.js");
       const { derivedMeta, sessionCwd } = await import("../client/session-meta.js");
-      const ms = kv.durationOf(a.for as string, "for");
-      const reason = a.reason as string | undefined;
+      const ms = kv.durationOf(a.for, "for");
+      const reason = a.reason;
       kv.checkReason(reason, "reason");
       const cwd = sessionCwd();
-      const globs = [...new Set((a.globs as string[]).map((g) => kv.resolveGlob(g, cwd)))];
+      const globs = [...new Set(a.globs.map((g) => kv.resolveGlob(g, cwd)))];
       const sid = ctx.link.sid ?? null;
       const meta = sid === null ? undefined : await derivedMeta(cwd);
       const name = meta?.ws ?? meta?.branch;
@@ -228,31 +237,31 @@ export const TOOLS: Record<string, Tool> = {
       );
       return json({ reserved: made.map((r) => ({ glob: r.glob, expires_at: r.expires_at })) });
     },
-  },
-  release: {
+  }),
+  release: tool({
     description: "Give back your file reservations: the globs named, else all.",
     input: Type.Object({ globs: Type.Optional(Type.Array(Type.String())) }),
     async run(a, ctx) {
       const kv = await import("../client/reservations.js");
       const { sessionCwd } = await import("../client/session-meta.js");
       const cwd = sessionCwd();
-      const named = a.globs as string[] | undefined;
+      const named = a.globs;
       const globs = named === undefined ? "all" : new Set(named.map((g) => kv.resolveGlob(g, cwd)));
       const released = await reservationsTurn(ctx, (client, live) =>
         kv.dropReservations(client, live, ctx.link.sid ?? null, globs, cwd),
       );
       return json({ released: released.map((r) => r.glob) });
     },
-  },
-  board_list: {
+  }),
+  board_list: tool({
     description: "The work board: counts per lane and the most recent items.",
     input: Type.Object({
       lane: Type.Optional(laneSchema),
       limit: Type.Optional(Type.Integer({ minimum: 1 })),
     }),
     async run(a, ctx) {
-      const lane = a.lane as string | undefined;
-      const limit = a.limit as number | undefined;
+      const lane = a.lane;
+      const limit = a.limit;
       const pg = await import("../board/pg-board.js");
       return onBoard(
         ctx,
@@ -263,8 +272,8 @@ export const TOOLS: Record<string, Tool> = {
         },
       );
     },
-  },
-  board_claim: {
+  }),
+  board_claim: tool({
     description:
       "Claim a work item for this session (id, or the best unassigned open one); it moves to running.",
     input: Type.Object({ id: Type.Optional(Type.String()) }),
@@ -272,7 +281,7 @@ export const TOOLS: Record<string, Tool> = {
       const owner = actor(ctx, "board_claim");
       const { claimWorkItem } = await import("../board/board.js");
       const { claimWorkItemPg } = await import("../board/pg-board.js");
-      const args = { id: a.id as string | undefined, owner, as: "agent" };
+      const args = { id: a.id, owner, as: "agent" };
       const said = (r: ClaimResult) =>
         r.claimed
           ? `claimed ${workItemLine(r.item)}`
@@ -283,8 +292,8 @@ export const TOOLS: Record<string, Tool> = {
         async (store) => said(await claimWorkItemPg(store, args)),
       );
     },
-  },
-  board_move: {
+  }),
+  board_move: tool({
     description: "Move a work item to a lane.",
     input: Type.Object({
       id: Type.String(),
@@ -295,26 +304,25 @@ export const TOOLS: Record<string, Tool> = {
       const { moveWorkItemPg } = await import("../board/pg-board.js");
       return onBoard(
         ctx,
-        (store) => `moved ${workItemLine(moveWorkItem(store, a.id as string, a.lane).item)}`,
-        async (store) =>
-          `moved ${workItemLine((await moveWorkItemPg(store, a.id as string, a.lane)).item)}`,
+        (store) => `moved ${workItemLine(moveWorkItem(store, a.id, a.lane).item)}`,
+        async (store) => `moved ${workItemLine((await moveWorkItemPg(store, a.id, a.lane)).item)}`,
       );
     },
-  },
-  status: {
+  }),
+  status: tool({
     description: "Readiness summary: active sessions, failed runs, blocked work.",
     input: none,
     async run(_a, ctx) {
       const { statusAt, statusText } = await import("../board/status.js");
       return statusText(statusAt(stateFiles(resolveStateDir(ctx.flags["state-dir"])).database, 5));
     },
-  },
-  hud: {
+  }),
+  hud: tool({
     description: "This session's HUD: context, git, checks, queues, what to do next.",
     input: none,
     async run(_a, ctx) {
       const { hudReport } = await import("../hud/report.js");
       return (await hudReport(resolveStateDir(ctx.flags["state-dir"]), ctx.flags.sid)).text();
     },
-  },
+  }),
 };
