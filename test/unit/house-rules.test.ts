@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../helpers/instance.js";
 
@@ -12,7 +13,7 @@ function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
     if (e.isDirectory()) return e.name === "fixtures" ? [] : sources(path);
-    return e.name.endsWith(".ts") ? [path] : [];
+    return /\.tsx?$/.test(e.name) ? [path] : [];
   });
 }
 
@@ -101,4 +102,63 @@ describe("the house", () => {
     }
     expect(offenders).toEqual([]);
   });
+
+  it("has no import circles in src/ or web/src/ (the module graph as TypeScript reads it)", () => {
+    const circles = importCircles([...sources(SRC), ...sources(join(ROOT, "web", "src"))]);
+    expect(circles.map((c) => c.map((f) => relative(ROOT, f)).join(" → "))).toEqual([]);
+  });
+
+  it("keeps the CLI out of the client and the MCP server (they sit below it)", () => {
+    const offenders: string[] = [];
+    for (const dir of ["client", "mcp"])
+      for (const file of sources(join(SRC, dir)))
+        for (const target of importsOf(file))
+          if (target.startsWith(join(SRC, "cli") + "/"))
+            offenders.push(`${relative(ROOT, file)} → ${relative(ROOT, target)}`);
+    expect(offenders).toEqual([]);
+  });
 });
+
+/** The local modules a file imports — static, type-only and dynamic — as
+ * TypeScript's own pre-processor finds them, resolved to files. */
+function importsOf(file: string): string[] {
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, "utf8"), true, true);
+  return importedFiles.flatMap(({ fileName }) => {
+    if (!fileName.startsWith(".")) return [];
+    const base = resolve(dirname(file), fileName).replace(/\.js$/, "");
+    return [`${base}.ts`, `${base}.tsx`, join(base, "index.ts")]
+      .filter((f) => existsSync(f))
+      .slice(0, 1);
+  });
+}
+
+/** Every strongly connected set of two or more modules (Tarjan). */
+function importCircles(files: string[]): string[][] {
+  const graph = new Map(files.map((f) => [f, importsOf(f)]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const circle: string[] = [];
+    for (let w = stack.pop(); w !== undefined; w = w === v ? undefined : stack.pop()) {
+      onStack.delete(w);
+      circle.push(w);
+    }
+    if (circle.length > 1) circles.push(circle.sort());
+  };
+  for (const f of graph.keys()) if (!index.has(f)) visit(f);
+  return circles;
+}

@@ -2,7 +2,6 @@ import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
 import { encodeRequest, fitsFrame } from "../../contract/frames.js";
 import type { Connection } from "../wire/connection.js";
-import type { Peer } from "./peer-book.js";
 import type { LinkReply } from "./port.js";
 
 // One verified link to a peer (DR-0047): its socket's connection, who dialed
@@ -16,7 +15,14 @@ interface Pending {
 
 type ErrorOf<R> = R extends { ok: false; error: infer E } ? E : never;
 
-export class Link {
+/** What a link reads of its peer's entry in the peer book (peer-book.ts),
+ * which holds the links in turn. */
+export interface LinkedPeer {
+  readonly endpoint: string;
+  readonly id?: string;
+}
+
+export class Link<P extends LinkedPeer = LinkedPeer> {
   readonly since = Date.now();
   lastHeard = this.since;
   ended = false;
@@ -24,7 +30,7 @@ export class Link {
   private beat: NodeJS.Timeout | undefined;
 
   constructor(
-    readonly peer: Peer,
+    readonly peer: P,
     readonly conn: Connection,
     /** `out`: this instance dialed it. */
     readonly direction: "in" | "out",

@@ -77,7 +77,7 @@ export class Mesh implements MeshPort {
   private readonly dialer: Dialer;
   private readonly receiver: Receiver;
   /** Verified links and handshakes in progress, by connection. */
-  private readonly links = new Map<Connection, Link>();
+  private readonly links = new Map<Connection, Link<Peer>>();
   /** Verified, the `hello` on its way through dispatch: its reply is the ack. */
   private readonly acking = new Map<Connection, { peer: Peer; id: string }>();
   private readonly relays = new Set<Relay>();
@@ -443,7 +443,7 @@ export class Mesh implements MeshPort {
   /** A frame on a verified link: a request goes to dispatch (as its caller,
    * dispatch.ts), a reply to its waiting request, a topic frame to the
    * relays, an instance-rule frame to its handlers. */
-  private linkFrame(link: Link, line: string): void {
+  private linkFrame(link: Link<Peer>, line: string): void {
     link.lastHeard = Date.now();
     const f = parseObject(line);
     if (f === undefined || typeof f.op === "string") {
@@ -573,21 +573,21 @@ export class Mesh implements MeshPort {
 
   /** The link dialed by the side whose endpoint sorts lower; of two dialed
    * by the same side, the newer (the older is likely dead already). */
-  private preferred(a: Link, b: Link): Link {
+  private preferred(a: Link<Peer>, b: Link<Peer>): Link<Peer> {
     if (a.direction === b.direction) return a.since > b.since ? a : b;
-    const dialer = (l: Link) => (l.direction === "out" ? this.endpoint_! : l.peer.endpoint);
+    const dialer = (l: Link<Peer>) => (l.direction === "out" ? this.endpoint_! : l.peer.endpoint);
     return dialer(a) < dialer(b) ? a : b;
   }
 
   /** A link became the peer's kept one: relays subscribe on it, listeners hear. */
-  private activated(link: Link): void {
+  private activated(link: Link<Peer>): void {
     for (const r of this.relays) this.subscribeOn(r, link);
     this.options.changed();
     this.emitLink(link.peer, true);
   }
 
   /** Take a link out of service (closing it with `code` when this side ends it). */
-  private end(link: Link, code: number | undefined, why: string): void {
+  private end(link: Link<Peer>, code: number | undefined, why: string): void {
     if (!link.retire()) return;
     const { peer } = link;
     this.links.delete(link.conn);
@@ -619,20 +619,20 @@ export class Mesh implements MeshPort {
     }
   }
 
-  private linkTo(id: string): Link | undefined {
+  private linkTo(id: string): Link<Peer> | undefined {
     for (const p of this.peers.values()) if (p.id === id && p.link) return p.link;
     return undefined;
   }
 
   private requestOn(
-    link: Link,
+    link: Link<Peer>,
     frame: Record<string, unknown>,
     timeoutMs = REQUEST_TIMEOUT_MS,
   ): Promise<LinkReply> {
     return link.request(`m${++this.counter}`, frame, timeoutMs);
   }
 
-  private subscribeOn(relay: Relay, link: Link): void {
+  private subscribeOn(relay: Relay, link: Link<Peer>): void {
     const frame = {
       op: "topic_subscribe",
       topic: relay.topic,

@@ -17,8 +17,8 @@ export interface Peer {
   /** What the peer said of itself (`{"mesh":"about"}`, or the ack). */
   host?: string;
   /** The kept link; `links` also holds a glare twin until it is closed. */
-  link?: Link;
-  links: Set<Link>;
+  link?: Link<Peer>;
+  links: Set<Link<Peer>>;
   retry?: NodeJS.Timeout;
   /** Failed dials since the last link (the backoff's exponent). */
   failures: number;
