@@ -305,7 +305,9 @@ export function buildEngines(input: EngineInputs): Engines {
 }
 
 /** Every op this build implements, by plane; an op missing here answers
- * `internal_error` "not implemented in this build". */
+ * `internal_error` "not implemented in this build" (the HTTP-carried auth ops
+ * answer `bad_request`: they are served by auth/auth-routes.ts, never as
+ * frames). */
 export function handlerTable(services: Services): Handlers {
   return {
     ...connectHandlers(services),
