@@ -12,7 +12,7 @@ export interface TestHooks {
   /** Re-check what time makes expire (after the clock moved). */
   expire(): void;
   /** The board's mutation runner, for its counters. */
-  runner: Pick<MutationRunner, "metrics">;
+  runner: Pick<MutationRunner, "metrics" | "maxPageCount">;
   /** The instance's database, to make its disk "full". */
   db: Db;
   /** Resolves once the startup compaction finished, with the rows removed. */
@@ -34,7 +34,10 @@ export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): P
   // not grow: a full disk without needing a filesystem to fill.
   app.post("/_test/disk-full", async (req) => {
     const full = (req.body as { full?: unknown } | undefined)?.full === true;
-    hooks.db.pragma(`max_page_count = ${full ? 1 : 1_073_741_823}`);
+    const pages = full ? 1 : 1_073_741_823;
+    hooks.db.pragma(`max_page_count = ${pages}`);
+    // The board's mutations write through connections of their own.
+    hooks.runner.maxPageCount = pages;
     return { ok: true };
   });
   // Whether a session's waiter is armed: tests post only once it is.
