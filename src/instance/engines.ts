@@ -171,6 +171,10 @@ export function buildEngines(input: EngineInputs): Engines {
   const search = new SearchEngine({
     ...{ index: files.search, store: files.database, harness: input.harness },
     ...{ home: input.configHome, log },
+    // Test hook: the index's disk is "full" from the start.
+    ...(input.testHooks && input.env.CCMSG_TEST_SEARCH_INDEX_FULL === "1"
+      ? { maxPageCount: 1 }
+      : {}),
   });
   messaging.observe(search);
   // `terminal`: session_rename types into tmux panes (DR-0031).

@@ -4,6 +4,7 @@ import type { MutationRunner } from "../board/runner.js";
 import type { Db } from "../store/database.js";
 import type { Clock } from "./clock.js";
 import type { MeshPort } from "./mesh/port.js";
+import type { SearchEngine } from "./search/engine.js";
 
 /** What the test-only routes reach. Registered only when a test starts the
  * instance with `--test-hooks`; a production instance has none of them. */
@@ -15,6 +16,8 @@ export interface TestHooks {
   runner: Pick<MutationRunner, "metrics" | "maxPageCount">;
   /** The instance's database, to make its disk "full". */
   db: Db;
+  /** The search index, whose disk is "full" with it. */
+  search: Pick<SearchEngine, "limitPages">;
   /** Resolves once the startup compaction finished, with the rows removed. */
   compacted(): Promise<number>;
   /** What receives a session's inbox now: `wait` (a waiter), `plain`, or none. */
@@ -38,6 +41,7 @@ export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): P
     hooks.db.pragma(`max_page_count = ${pages}`);
     // The board's mutations write through connections of their own.
     hooks.runner.maxPageCount = pages;
+    hooks.search.limitPages(pages);
     return { ok: true };
   });
   // Whether a session's waiter is armed: tests post only once it is.
