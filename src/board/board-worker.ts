@@ -13,6 +13,9 @@ export interface MutationRequest {
   action: "claim" | "move" | "upsert" | "sync" | "sync-failed";
   args: Record<string, unknown>;
   busyTimeoutMs?: number;
+  /** Test hook (`/_test/disk-full`): the file may not grow past this many
+   * pages, as on a full disk. */
+  maxPageCount?: number;
 }
 
 /** What the worker answers, only after the mutation's transaction closed. A
@@ -35,6 +38,7 @@ parentPort!.on("message", (m: MutationRequest) => {
       store = openStateStore(m.dbPath, { busyTimeoutMs: m.busyTimeoutMs });
       stores.set(m.dbPath, store);
     }
+    if (m.maxPageCount !== undefined) store.db.pragma(`max_page_count = ${m.maxPageCount}`);
     const a = m.args;
     const result =
       m.action === "claim"

@@ -92,11 +92,15 @@ function routes(app: FastifyInstance, deps: ControlPaneDeps): void {
   );
   app.setErrorHandler(
     (error: ContractError | { statusCode?: number; message: string }, _req, reply) => {
-      // STATE_STORE_BUSY: 503, retry in a second, and the code for clients.
-      if (error instanceof ContractError && error.code === STATE_STORE_BUSY) {
+      // STATE_STORE_BUSY: 503, retry in a second, and the code for clients;
+      // a store that could not write (a full disk) says so with its code.
+      if (error instanceof ContractError && error.code === STATE_STORE_BUSY)
         reply.header("retry-after", "1");
+      if (
+        error instanceof ContractError &&
+        (error.code === STATE_STORE_BUSY || error.code === "internal_error")
+      )
         return json(reply, statusOf(error), { ok: false, code: error.code, error: error.message });
-      }
       return json(reply, statusOf(error), { ok: false, error: error.message });
     },
   );

@@ -52,6 +52,10 @@ export class MutationRunner {
    * bundle's `dist/bin/` alike. */
   private readonly workerUrl = new URL("./board-worker.js", import.meta.url);
 
+  /** Test hook (`/_test/disk-full`): the page limit every mutation's
+   * connection gets, as the instance's own connection does. */
+  maxPageCount: number | undefined;
+
   constructor(private readonly busyTimeoutMs?: number) {}
 
   /** Take a slot and run; throws `STATE_STORE_BUSY` synchronously (before
@@ -85,6 +89,7 @@ export class MutationRunner {
         action,
         args,
         busyTimeoutMs: this.busyTimeoutMs,
+        ...(this.maxPageCount === undefined ? {} : { maxPageCount: this.maxPageCount }),
       };
       try {
         // The hand-off copies `args` (structured clone): a value it cannot

@@ -36,7 +36,8 @@ export type Handler<Op extends OpName> = (
 ) => OpResult<Op> | Promise<OpResult<Op>>;
 
 /** The implementation of each op this build has; the rest answer
- * `internal_error` "not implemented in this build". */
+ * `internal_error` "not implemented in this build" — except the HTTP-carried
+ * auth ops, which no frame reaches (`bad_request`). */
 export type Handlers = { [Op in OpName]?: Handler<Op> };
 
 /** What stages 0–6 hand on to the handler stage. */
@@ -210,15 +211,8 @@ export class Dispatcher implements InboundHandler {
     }
     const f = frame as Record<string, unknown>;
     const requestId = requestIdOf(f);
-    if (requestId === undefined) {
-      const given = typeof f.request_id === "string" && f.request_id !== "";
-      return {
-        code: "bad_request",
-        msg: given
-          ? `request_id is longer than ${REQUEST_ID_MAX_CHARS} characters`
-          : "missing request_id",
-      };
-    }
+    if (requestId === undefined)
+      return { code: "bad_request", msg: requestIdRefusal(f.request_id) };
     if (typeof f.op !== "string") return { code: "bad_request", msg: "missing op" };
     // 1. the op is in the table
     if (!isOpName(f.op)) return { code: "unknown_op", msg: `unknown op: ${f.op.slice(0, 100)}` };
@@ -274,6 +268,13 @@ export class Dispatcher implements InboundHandler {
           () => forwarder.forward(forwardTo!, frame, identity) as never
         : (this.handlers[op] as Handler<OpName> | undefined);
     if (handler === undefined) {
+      // An HTTP-carried op (contract §4.1 `carrier`) sent as a frame: this
+      // transport does not carry it — the frame's fault, not the instance's.
+      if (attrs.carrier === "http")
+        return fail({
+          code: "bad_request",
+          msg: `${op} is carried over HTTP only (POST <endpoint>auth/…), never as a frame on a connection`,
+        });
       return fail({ code: "internal_error", msg: `${op}: not implemented in this build` });
     }
     if (identity !== undefined) this.onRequest(identity);
@@ -328,6 +329,15 @@ export class Dispatcher implements InboundHandler {
       });
     });
   }
+}
+
+/** Why a frame's request_id cannot identify it, in words. */
+function requestIdRefusal(id: unknown): string {
+  if (id === undefined) return "missing request_id";
+  if (typeof id !== "string")
+    return `request_id must be a string, not ${id === null ? "null" : Array.isArray(id) ? "an array" : `a ${typeof id}`}`;
+  if (id === "") return "request_id is empty";
+  return `request_id is longer than ${REQUEST_ID_MAX_CHARS} characters`;
 }
 
 /** The request_id to echo: a string within RequestId's limits, else none. */

@@ -171,6 +171,10 @@ export function buildEngines(input: EngineInputs): Engines {
   const search = new SearchEngine({
     ...{ index: files.search, store: files.database, harness: input.harness },
     ...{ home: input.configHome, log },
+    // Test hook: the index's disk is "full" from the start.
+    ...(input.testHooks && input.env.CCMSG_TEST_SEARCH_INDEX_FULL === "1"
+      ? { maxPageCount: 1 }
+      : {}),
   });
   messaging.observe(search);
   // `terminal`: session_rename types into tmux panes (DR-0031).
@@ -305,7 +309,9 @@ export function buildEngines(input: EngineInputs): Engines {
 }
 
 /** Every op this build implements, by plane; an op missing here answers
- * `internal_error` "not implemented in this build". */
+ * `internal_error` "not implemented in this build" (the HTTP-carried auth ops
+ * answer `bad_request`: they are served by auth/auth-routes.ts, never as
+ * frames). */
 export function handlerTable(services: Services): Handlers {
   return {
     ...connectHandlers(services),

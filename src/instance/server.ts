@@ -125,7 +125,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
         ...{ network: engines.config.http ?? {}, accessTtlMs: hook("CCMSG_TEST_ACCESS_TTL_MS") },
         testHooks: options.testHooks
           ? {
-              ...{ clock, runner, db: opened.db },
+              ...{ clock, runner, db: opened.db, search: engines.search },
               expire: () => engines.expire(),
               compacted: () => compacted,
               inboxReceiver: (sid) => messaging.receiverOf(sid),

@@ -4,6 +4,7 @@ import type { MutationRunner } from "../board/runner.js";
 import type { Db } from "../store/database.js";
 import type { Clock } from "./clock.js";
 import type { MeshPort } from "./mesh/port.js";
+import type { SearchEngine } from "./search/engine.js";
 
 /** What the test-only routes reach. Registered only when a test starts the
  * instance with `--test-hooks`; a production instance has none of them. */
@@ -12,9 +13,11 @@ export interface TestHooks {
   /** Re-check what time makes expire (after the clock moved). */
   expire(): void;
   /** The board's mutation runner, for its counters. */
-  runner: Pick<MutationRunner, "metrics">;
+  runner: Pick<MutationRunner, "metrics" | "maxPageCount">;
   /** The instance's database, to make its disk "full". */
   db: Db;
+  /** The search index, whose disk is "full" with it. */
+  search: Pick<SearchEngine, "limitPages">;
   /** Resolves once the startup compaction finished, with the rows removed. */
   compacted(): Promise<number>;
   /** What receives a session's inbox now: `wait` (a waiter), `plain`, or none. */
@@ -34,7 +37,11 @@ export async function testHooksPlugin(app: FastifyInstance, hooks: TestHooks): P
   // not grow: a full disk without needing a filesystem to fill.
   app.post("/_test/disk-full", async (req) => {
     const full = (req.body as { full?: unknown } | undefined)?.full === true;
-    hooks.db.pragma(`max_page_count = ${full ? 1 : 1_073_741_823}`);
+    const pages = full ? 1 : 1_073_741_823;
+    hooks.db.pragma(`max_page_count = ${pages}`);
+    // The board's mutations write through connections of their own.
+    hooks.runner.maxPageCount = pages;
+    hooks.search.limitPages(pages);
     return { ok: true };
   });
   // Whether a session's waiter is armed: tests post only once it is.

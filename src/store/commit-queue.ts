@@ -1,12 +1,22 @@
 import { type Db, isBusyError } from "./database.js";
 import { storeBusy, storeFailed } from "./state-store.js";
 
-/** How long queued writes keep retrying a write lock another process holds
- * before their callers hear `storeBusy` (STATE_STORE_BUSY). */
+/** How long a queued write keeps retrying a write lock another process holds
+ * before its caller hears `storeBusy` (STATE_STORE_BUSY) — counted for each
+ * write from when it was queued. */
 const RETRY_DEADLINE_MS = 5000;
+
+export interface CommitQueueOptions {
+  /** Each write's wait for the lock (default RETRY_DEADLINE_MS). */
+  deadlineMs?: number;
+  /** The clock the deadlines are read on (tests move it). */
+  now?: () => number;
+}
 
 interface Pending {
   write: () => unknown;
+  /** When this write's wait ends. */
+  deadline: number;
   resolve: (value: unknown) => void;
   reject: (e: unknown) => void;
   /** Set once the write ran inside a transaction that then committed. */
@@ -30,7 +40,9 @@ interface Pending {
  * The connection never waits for a lock (busy timeout 0): when another process
  * holds the write lock, the batch is kept and retried on a timer, so the event
  * loop never sits in SQLite's busy wait and health checks, pings and delivery
- * go on meanwhile.
+ * go on meanwhile. Each write waits its own deadline: when a retry finds the
+ * lock still taken, the writes whose wait is over are refused and the younger
+ * ones stay queued (they are still committed together, in one transaction).
  */
 export class CommitQueue {
   private pending: Pending[] = [];
@@ -38,11 +50,16 @@ export class CommitQueue {
   private retry: NodeJS.Timeout | undefined;
   private busySince: number | undefined;
   private readonly sql;
+  private readonly deadlineMs: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly db: Db,
     private readonly path: string,
+    options: CommitQueueOptions = {},
   ) {
+    this.deadlineMs = options.deadlineMs ?? RETRY_DEADLINE_MS;
+    this.now = options.now ?? Date.now;
     const statement = (text: string) => db.prepare(text);
     this.sql = {
       begin: statement("BEGIN IMMEDIATE"),
@@ -57,7 +74,12 @@ export class CommitQueue {
   /** Queue a write; resolves with what it returned once it is committed. */
   run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({
+        write,
+        deadline: this.now() + this.deadlineMs,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       if (!this.scheduled && this.retry === undefined) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -116,14 +138,18 @@ export class CommitQueue {
     }
   }
 
+  /** The lock is taken: refuse the writes whose own wait is over, keep the
+   * rest and try again soon (sooner while the wait is young). */
   private backOff(error: unknown): false {
-    const now = Date.now();
+    const now = this.now();
     this.busySince ??= now;
-    if (now - this.busySince >= RETRY_DEADLINE_MS) {
-      const batch = this.pending;
-      this.pending = [];
+    const expired = this.pending.filter((op) => op.deadline <= now);
+    if (expired.length > 0) {
+      this.pending = this.pending.filter((op) => op.deadline > now);
+      for (const op of expired) op.reject(storeBusy(this.path, error));
+    }
+    if (this.pending.length === 0) {
       this.busySince = undefined;
-      for (const op of batch) op.reject(storeBusy(this.path, error));
       return false;
     }
     this.retry = setTimeout(() => this.flush(), Math.min(50, 5 + (now - this.busySince) / 10));

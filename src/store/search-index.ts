@@ -77,30 +77,46 @@ export function removeSearchIndex(path: string): void {
 /**
  * Open the index for writing, creating it when missing. A file of another
  * version, or a damaged one, is deleted and started afresh (`fresh` says so):
- * the caller rebuilds it from the sources.
+ * the caller rebuilds it from the sources. A new index that cannot be written
+ * (a full disk) fails with nothing left open. `maxPageCount` is a test hook:
+ * the file may not grow past it, as on a full disk.
  */
-export function openSearchIndex(path: string): { db: Db; fresh: boolean } {
+export function openSearchIndex(
+  path: string,
+  options: { maxPageCount?: number } = {},
+): { db: Db; fresh: boolean } {
+  const open = () => {
+    const opened = openDatabase(path);
+    if (options.maxPageCount !== undefined)
+      opened.pragma(`max_page_count = ${options.maxPageCount}`);
+    return opened;
+  };
   let db: Db;
   try {
-    db = openDatabase(path);
+    db = open();
     const version = db.pragma("user_version", { simple: true }) as number;
     if (version === SEARCH_INDEX_VERSION) return { db, fresh: false };
     const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
     if (tables.n > 0) {
       db.close();
       removeSearchIndex(path);
-      db = openDatabase(path);
+      db = open();
     }
   } catch (error) {
     if (!isDamagedError(error) && !isDamagedError((error as { cause?: unknown }).cause))
       throw error;
     removeSearchIndex(path);
-    db = openDatabase(path);
+    db = open();
   }
-  db.transaction(() => {
-    db.exec(SCHEMA);
-    db.pragma(`user_version = ${SEARCH_INDEX_VERSION}`);
-  }).immediate();
+  try {
+    db.transaction(() => {
+      db.exec(SCHEMA);
+      db.pragma(`user_version = ${SEARCH_INDEX_VERSION}`);
+    }).immediate();
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return { db, fresh: true };
 }
 

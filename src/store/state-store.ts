@@ -64,7 +64,8 @@ export interface StateStore {
   readonly path: string;
   /** Run `fn` in one `BEGIN IMMEDIATE` transaction: it waits for the write
    * lock up to the busy timeout, then fails with `storeBusy`; a
-   * read-modify-write inside it is atomic across processes. */
+   * read-modify-write inside it is atomic across processes. A write the disk
+   * refused (full, I/O error) fails with `storeFailed`'s words. */
   write<T>(fn: () => T): T;
   /** Run `fn` over one consistent snapshot (a deferred transaction). */
   read<T>(fn: () => T): T;
@@ -103,7 +104,13 @@ function stateStoreOver(db: Db, path: string): StateStore {
   return {
     db,
     path,
-    write: (fn) => busy(path, () => db.transaction(fn).immediate()),
+    write: (fn) => {
+      try {
+        return db.transaction(fn).immediate();
+      } catch (error) {
+        throw storeFailed(path, error);
+      }
+    },
     read: (fn) => busy(path, () => db.transaction(fn).deferred()),
     close: () => db.close(),
   };

@@ -244,6 +244,32 @@ describe("refusals a person can read", () => {
   });
 });
 
+describe("a full disk", () => {
+  it("a board mutation is refused in the store words (500, internal_error, nothing was stored), and works again once space returns", async () => {
+    const inst = await startInstance();
+    await addItem(inst, { id: "before", title: "before" });
+    await http(inst.http, "POST", "/_test/disk-full", { full: true });
+    // Fill what room the file has left, then every write is refused.
+    let refused: Awaited<ReturnType<typeof http>> | undefined;
+    for (let i = 0; i < 2000 && refused === undefined; i++) {
+      const r = await http(inst.http, "POST", "/api/work-items", {
+        id: `fill-${i}`,
+        title: "fill",
+        description: "x".repeat(30_000),
+      });
+      if (r.status !== 200) refused = r;
+    }
+    expect(refused?.status).toBe(500);
+    expect(refused?.body).toMatchObject({ ok: false, code: "internal_error" });
+    expect(String(refused?.body.error)).toMatch(/^nothing was stored: the disk holding .* is full/);
+    // Reads go on.
+    expect((await http(inst.http, "GET", "/api/health")).status).toBe(200);
+    await http(inst.http, "POST", "/_test/disk-full", { full: false });
+    await addItem(inst, { id: "after", title: "after" });
+    expect(await inst.stop()).toBe(0);
+  }, 60_000);
+});
+
 describe("counts that add up", () => {
   it("board list and status --markdown state the same counts, blocked as a part of open", async () => {
     const inst = await startInstance();

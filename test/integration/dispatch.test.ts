@@ -23,7 +23,8 @@ import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 /** Ops this build implements — the keys of the instance's handler table (no
  * handler runs); every other op answers internal_error "not implemented in
- * this build" (or a table refusal before that). */
+ * this build" (or a table refusal before that), except the HTTP-carried auth
+ * ops, which are bad_request as frames. */
 const IMPLEMENTED = new Set(Object.keys(handlerTable({} as Services)));
 
 /** What this machine lets the instance offer: `terminal` where tmux is
@@ -62,10 +63,15 @@ function requestOf(op: OpName): Record<string, unknown> {
 
 /** What the table says `role` gets from `op` with valid arguments. */
 function expected(op: OpName, role: Role): string[] {
-  const a = OP_ATTRIBUTES[op] as (typeof OP_ATTRIBUTES)[OpName] & { capability?: string };
+  const a = OP_ATTRIBUTES[op] as (typeof OP_ATTRIBUTES)[OpName] & {
+    capability?: string;
+    carrier?: "http";
+  };
   if (!(a.roles as readonly Role[]).includes(role)) return ["forbidden"];
   if (a.capability !== undefined && !CAPABILITIES.has(a.capability))
     return ["capability_unavailable"];
+  // An HTTP-carried auth op never arrives as a frame (contract §4.1 `carrier`).
+  if (a.carrier === "http") return ["bad_request"];
   if (!IMPLEMENTED.has(op)) return ["internal_error"];
   // topic_subscribe also answers the topic table's refusals (contract §3.2).
   const fromTopics = op === "topic_subscribe" ? ["forbidden", "capability_unavailable"] : [];

@@ -189,6 +189,37 @@ describe("search across sessions", () => {
     }
   });
 
+  it("a full disk when the index opens: search says so (not indexing), and recovers by itself once space is back", async () => {
+    const { env } = isolatedHome();
+    const inst = await searchInstance({ ...env, CCMSG_TEST_SEARCH_INDEX_FULL: "1" });
+    try {
+      // Until the index first tries to open it is about to index; then the
+      // failure is the answer.
+      let r = await search(inst, { q: "claim" });
+      for (let i = 0; i < 250 && r.status === 200; i++) {
+        expect(r.body).toMatchObject({ ok: true, hits: [], indexing: true });
+        await new Promise((res) => setTimeout(res, 20));
+        r = await search(inst, { q: "claim" });
+      }
+      expect(r.status).toBe(500);
+      expect(r.body).toMatchObject({ ok: false, code: "internal_error" });
+      expect(String(r.body.error)).toMatch(/^search is unavailable: the disk holding .* is full/);
+      await http(inst.http, "POST", "/_test/disk-full", { full: false });
+      // No restart: the index opens on its own next try and reads everything.
+      let back = await search(inst, { q: "claim" });
+      for (let i = 0; i < 500 && back.status !== 200; i++) {
+        await new Promise((res) => setTimeout(res, 20));
+        back = await search(inst, { q: "claim" });
+      }
+      expect(back.status, JSON.stringify(back.body)).toBe(200);
+      const done = await caughtUp(inst);
+      expect(done.body.indexing).toBe(false);
+      expect(done.hits.length).toBeGreaterThan(0);
+    } finally {
+      await inst.stop();
+    }
+  }, 30_000);
+
   it("a query FTS5 cannot read is invalid_args; special characters are only characters", async () => {
     const inst = await searchInstance();
     try {

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CommitQueue } from "../../src/store/commit-queue.js";
+import { STATE_STORE_BUSY } from "../../src/contract/errors.js";
+import { CommitQueue, type CommitQueueOptions } from "../../src/store/commit-queue.js";
 import { openStateStore, type StateStore } from "../../src/store/state-store.js";
 
 const dirs: string[] = [];
@@ -12,14 +13,14 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function open() {
+function open(options: CommitQueueOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), "ccmsg-queue-"));
   dirs.push(dir);
   const path = join(dir, "ccmsg.db");
   const store = openStateStore(path);
   stores.push(store);
   store.db.pragma("busy_timeout = 0");
-  const queue = new CommitQueue(store.db, path);
+  const queue = new CommitQueue(store.db, path, options);
   const put = store.db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
   const keys = () =>
     (store.db.prepare("SELECT key FROM meta ORDER BY key").all() as { key: string }[]).map(
@@ -36,7 +37,14 @@ function open() {
       other.close();
     }
   };
-  return { store, queue, put, keys, committed };
+  /** Another connection takes the write lock and holds it until released. */
+  const lockedByAnother = () => {
+    const other = openStateStore(path);
+    stores.push(other);
+    other.db.exec("BEGIN IMMEDIATE");
+    return { release: () => other.db.exec("COMMIT") };
+  };
+  return { store, queue, put, keys, committed, lockedByAnother };
 }
 
 describe("the group commit", () => {
@@ -90,5 +98,27 @@ describe("the group commit", () => {
     ]);
     await queue.run(() => store.db.transaction(() => put.run("alone", "1"))());
     expect(committed()).toEqual(["alone", "nested", "plain"]);
+  });
+});
+
+describe("another connection holds the write lock", () => {
+  it("each write waits its own deadline: an old one is refused busy, a younger one keeps waiting and commits", async () => {
+    let now = 0;
+    const { queue, put, committed, lockedByAnother } = open({ deadlineMs: 5000, now: () => now });
+    const lock = lockedByAnother();
+    const old = queue.run(() => put.run("old", "1"));
+    const oldSettled = old.catch((e: unknown) => e);
+    expect(queue.flush()).toBe(false);
+    now = 4540;
+    const young = queue.run(() => put.run("young", "1"));
+    expect(queue.flush()).toBe(false);
+    // The old write's 5 s are over; the young one has waited 0.51 s.
+    now = 5050;
+    expect(queue.flush()).toBe(false);
+    expect(await oldSettled).toMatchObject({ code: STATE_STORE_BUSY });
+    expect(queue.size()).toBe(1);
+    lock.release();
+    await young;
+    expect(committed()).toEqual(["young"]);
   });
 });

@@ -134,6 +134,34 @@ describe("the dispatcher's order of checks", () => {
   });
 });
 
+describe("what a refusal says", () => {
+  it("a request_id of the wrong type is named as such, not as missing", () => {
+    const { d } = dispatcher();
+    const msg = (request_id: unknown) => {
+      const staged = d.admit({ identity: undefined }, { op: "instance_ping", request_id });
+      return "code" in staged ? `${staged.code}: ${staged.msg}` : "admitted";
+    };
+    expect(msg(7)).toBe("bad_request: request_id must be a string, not a number");
+    expect(msg(null)).toBe("bad_request: request_id must be a string, not null");
+    expect(msg(["a"])).toBe("bad_request: request_id must be a string, not an array");
+    expect(msg(undefined)).toBe("bad_request: missing request_id");
+    expect(msg("")).toBe("bad_request: request_id is empty");
+  });
+
+  it("an HTTP-carried auth op sent as a frame is bad_request saying it goes over HTTP, never internal_error", async () => {
+    const { d } = dispatcher();
+    const { conn, transport } = connection(d, user);
+    transport.feed(JSON.stringify(req("auth_challenge", { request_id: "c" })));
+    await d.idle(1000);
+    expect(transport.frames()[0]).toEqual({
+      ok: false,
+      request_id: "c",
+      error: { code: "bad_request", msg: expect.stringContaining("carried over HTTP only") },
+    });
+    expect(conn.state).toBe("greeted");
+  });
+});
+
 describe("the dispatcher's handler stage", () => {
   it("writes the handler's result as the reply, with the request's id", async () => {
     const { d } = dispatcher({ kv_read: ({ key }) => ({ value: key, updated_at: 5 }) });

@@ -11,11 +11,9 @@ import { encodeFailure, encodeReply } from "../../contract/frames.js";
 import { validationErrors } from "../../contract/validate.js";
 import type { Minted, Observed, PersonAuth } from "./person-auth.js";
 import { REFRESH_TTL_MS } from "./person-auth.js";
+import { RateLimit } from "./rate-limit.js";
 
-/** The four HTTP-carried auth ops share one bucket per client address:
- * this many requests at once, refilled at `RATE_PER_S`. */
-export const RATE_BURST = 60;
-export const RATE_PER_S = 2;
+export { RATE_BURST, RATE_PER_S } from "./rate-limit.js";
 
 export interface AuthRoutesDeps {
   /** Undefined until the listener is bound (then the routes answer). */
@@ -39,19 +37,8 @@ type Route = "challenge" | "register" | "assert" | "refresh";
  * bookmark cannot spend anything).
  */
 export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
-  const buckets = new Map<string, { tokens: number; at: number }>();
+  const rate = new RateLimit();
   let nextId = 1;
-  const limited = (ip: string): number | undefined => {
-    const now = Date.now();
-    const b = buckets.get(ip) ?? { tokens: RATE_BURST, at: now };
-    b.tokens = Math.min(RATE_BURST, b.tokens + ((now - b.at) / 1000) * RATE_PER_S);
-    b.at = now;
-    buckets.set(ip, b);
-    if (buckets.size > 10_000) buckets.clear();
-    if (b.tokens < 1) return Math.ceil((1 - b.tokens) / RATE_PER_S);
-    b.tokens -= 1;
-    return undefined;
-  };
   const handle = (route: Route) => async (req: FastifyRequest, reply: FastifyReply) => {
     const requestId = `http-${nextId++}`;
     const fail = (status: number, code: ErrorCode, msg: string) =>
@@ -61,7 +48,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
         .type(JSON_TYPE)
         .send(encodeFailure(requestId, { code, msg }));
     const ip = deps.clientIp(req);
-    const wait = limited(ip ?? "");
+    const wait = rate.take(ip ?? "");
     if (wait !== undefined) {
       reply.header("retry-after", String(wait));
       // Generation 3 has no rate_limited code (Appendix B): the attempt did

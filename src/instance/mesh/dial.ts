@@ -14,6 +14,8 @@ import { MESH_SUBPROTOCOL } from "../wire/transport.js";
 const NEWLINE = Buffer.from("\n");
 /** A key answer is a few hundred bytes; anything much larger is refused. */
 const KEY_ANSWER_MAX_BYTES = 16 * 1024;
+/** How much of a refused upgrade's reason is read. */
+const REFUSAL_MAX_CHARS = 512;
 
 export interface DialedSocket {
   transport: Transport;
@@ -57,6 +59,25 @@ export async function dialLink(
       code ??= c;
     });
     ws.once("error", (error) => reject(error));
+    // A refused upgrade (an instance in no mesh, too many handshakes from
+    // here): its JSON body says why, and that is what `mesh list` shows.
+    ws.once("unexpected-response", (req, res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        if (text.length < REFUSAL_MAX_CHARS) text += chunk;
+      });
+      res.once("end", () => {
+        let why = "";
+        try {
+          const error = (JSON.parse(text) as { error?: unknown }).error;
+          if (typeof error === "string") why = `: ${error.slice(0, REFUSAL_MAX_CHARS)}`;
+        } catch {}
+        reject(new Error(`the peer refused the mesh socket (HTTP ${res.statusCode})${why}`));
+        req.destroy();
+      });
+      res.once("error", (error) => reject(error));
+    });
     ws.once("open", () => {
       if (ws.protocol !== MESH_SUBPROTOCOL) {
         ws.terminate();

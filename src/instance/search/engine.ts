@@ -27,6 +27,9 @@ export interface SearchEngineOptions {
   log: Logger;
   /** How often the transcript tree is walked in full (default 5 s). */
   rescanMs?: number;
+  /** Test hook: the index's file may not grow past this many pages from the
+   * start, as on a full disk (`limitPages` changes it later). */
+  maxPageCount?: number;
 }
 
 /** How long `ready` waits for an index that does not open. */
@@ -58,10 +61,14 @@ export class SearchEngine {
   readonly ready: Promise<{ fresh: boolean }>;
   /** Whether the index has read every transcript (as of its last report). */
   caughtUp = false;
+  /** Why the index could not be opened, until it is (the worker retries). */
+  private unavailable: string | undefined;
+  private pageLimit: number | undefined;
 
   private readied: (v: { fresh: boolean }) => void = () => {};
 
   constructor(private readonly o: SearchEngineOptions) {
+    this.pageLimit = o.maxPageCount;
     this.ready = new Promise((r) => {
       this.readied = r;
       setTimeout(() => r({ fresh: false }), READY_WAIT_MS).unref();
@@ -78,6 +85,7 @@ export class SearchEngine {
       harness: o.harness,
       home: o.home,
       rescanMs: o.rescanMs ?? 5000,
+      ...(this.pageLimit === undefined ? {} : { maxPageCount: this.pageLimit }),
     };
     const indexer = new Worker(new URL("./index-worker.js", import.meta.url), { workerData: job });
     this.indexer = indexer;
@@ -85,7 +93,11 @@ export class SearchEngine {
     const readied = this.readied;
     indexer.on("message", (e: IndexEvent) => {
       switch (e.kind) {
+        case "unavailable":
+          this.unavailable = e.why;
+          break;
         case "ready":
+          this.unavailable = undefined;
           readied({ fresh: e.fresh });
           if (e.fresh) o.log.info("search: a new index; reading every transcript into it");
           break;
@@ -134,9 +146,25 @@ export class SearchEngine {
     this.indexer.postMessage({ kind: "docs", rows } satisfies IndexRequest);
   }
 
-  /** Search the index (arguments are checked by the query worker). */
+  /** Search the index (arguments are checked by the query worker). While
+   * the index cannot be opened, that is the answer — not an empty result
+   * that claims to be indexing. */
   search(args: SearchArgs): Promise<SearchAnswer> {
+    if (this.unavailable !== undefined)
+      return Promise.reject(
+        contractError(
+          "internal_error",
+          `search is unavailable: ${this.unavailable}; the index is tried again by itself`,
+        ),
+      );
     return this.ask({ kind: "search", args }) as Promise<SearchAnswer>;
+  }
+
+  /** Test hook (`/_test/disk-full`): the index's file may not grow past
+   * `pages`, as on a full disk. */
+  limitPages(pages: number): void {
+    this.pageLimit = pages;
+    this.indexer?.postMessage({ kind: "max-page-count", pages } satisfies IndexRequest);
   }
 
   /** `session_search` from the index; undefined when the index cannot stand

@@ -22,14 +22,22 @@ export interface IndexJob {
   harness: TranscriptHarness;
   home: string;
   rescanMs: number;
+  /** Test hook: the index's file may not grow past this many pages, as on a
+   * full disk. */
+  maxPageCount?: number;
 }
 
 /** From the instance. */
-export type IndexRequest = { kind: "docs"; rows: DocRow[] } | { kind: "close" };
+export type IndexRequest =
+  | { kind: "docs"; rows: DocRow[] }
+  | { kind: "close" }
+  | { kind: "max-page-count"; pages: number };
 
 /** To the instance. */
 export type IndexEvent =
   | { kind: "ready"; fresh: boolean }
+  /** The index could not be opened (`why`); it is tried again by itself. */
+  | { kind: "unavailable"; why: string }
   | { kind: "caught_up"; done: boolean }
   | { kind: "warn"; msg: string; err?: string; fields?: Record<string, unknown> }
   | { kind: "closed" };
@@ -43,6 +51,10 @@ const MERGE_PAGES = 256;
  * Smaller additions are left to FTS5's own automatic merging: folding a
  * large index again for each would rewrite all of it. */
 const OPTIMIZE_AFTER_BYTES = 64 << 20;
+/** An index that could not be opened is tried again after this long,
+ * doubling up to OPEN_RETRY_MAX_MS. */
+const OPEN_RETRY_FIRST_MS = 1000;
+const OPEN_RETRY_MAX_MS = 30_000;
 
 const job = workerData as IndexJob;
 const post = (e: IndexEvent) => parentPort?.postMessage(e);
@@ -116,17 +128,64 @@ async function identityOf(path: string): Promise<string | undefined> {
   return st === undefined ? undefined : `${st.dev}:${st.ino}`;
 }
 
+let pageLimit = job.maxPageCount;
+let retryMs = OPEN_RETRY_FIRST_MS;
+let retry: NodeJS.Timeout | undefined;
+
+/** The index could not be opened (a full disk, an unwritable directory):
+ * say so, and try again later — nothing else would ever open it. */
+function openLater(error: unknown): void {
+  const code = (error as { code?: unknown })?.code;
+  const why =
+    code === "SQLITE_FULL"
+      ? `the disk holding ${job.index} is full`
+      : `${job.index} could not be opened (${(error as Error)?.message ?? String(error)})`;
+  post({ kind: "unavailable", why });
+  warn("search: the index could not be opened; trying again", { err: error, retry_ms: retryMs });
+  retry = setTimeout(() => {
+    retry = undefined;
+    if (!closing) void open().catch(openFailed);
+  }, retryMs);
+  retryMs = Math.min(OPEN_RETRY_MAX_MS, retryMs * 2);
+}
+
+/** The index, written: open (or create) it, or undefined once `openLater`
+ * took the failure. */
+function openWriter(): { writer: SearchWriter; fresh: boolean } | undefined {
+  let opened: ReturnType<typeof openSearchIndex>;
+  try {
+    opened = openSearchIndex(job.index, pageLimit === undefined ? {} : { maxPageCount: pageLimit });
+  } catch (error) {
+    openLater(error);
+    return undefined;
+  }
+  const { db, fresh } = opened;
+  try {
+    // The index is derived: a crash that loses its last commits only means
+    // reading those lines again, and a damaged file is rebuilt.
+    db.pragma("synchronous = OFF");
+    db.pragma("cache_size = -32000");
+    // A bulk build grows the WAL; it is cut back after each checkpoint.
+    db.pragma("journal_size_limit = 67108864");
+    const writer = new SearchWriter(db);
+    if (fresh) writer.batch(() => writer.setMeta("caught_up", "0"));
+    return { writer, fresh };
+  } catch (error) {
+    db.close();
+    openLater(error);
+    return undefined;
+  }
+}
+
 /** Open (or create) the index, and start following the sources. */
 async function open(): Promise<void> {
-  const { db, fresh } = openSearchIndex(job.index);
-  // The index is derived: a crash that loses its last commits only means
-  // reading those lines again, and a damaged file is rebuilt.
-  db.pragma("synchronous = OFF");
-  db.pragma("cache_size = -32000");
-  // A bulk build grows the WAL; it is cut back after each checkpoint.
-  db.pragma("journal_size_limit = 67108864");
-  const writer = new SearchWriter(db);
-  if (fresh) writer.batch(() => writer.setMeta("caught_up", "0"));
+  const opened = openWriter();
+  if (opened === undefined || closing) {
+    opened?.writer.db.close();
+    return;
+  }
+  retryMs = OPEN_RETRY_FIRST_MS;
+  const { writer, fresh } = opened;
   const r = new Run(fresh, writer);
   run = r;
   if (fresh) await importMessages();
@@ -195,9 +254,13 @@ async function checkFile(): Promise<void> {
 
 parentPort?.on("message", (m: IndexRequest) => {
   if (m.kind === "docs") add(m.rows);
-  else if (m.kind === "close") {
+  else if (m.kind === "max-page-count") {
+    pageLimit = m.pages;
+    if (run?.writer.db.open) run.writer.db.pragma(`max_page_count = ${m.pages}`);
+  } else if (m.kind === "close") {
     closing = true;
     clearInterval(fileCheck);
+    clearTimeout(retry);
     run?.close();
     post({ kind: "closed" });
     parentPort?.close();
@@ -211,6 +274,9 @@ const fileCheck = setInterval(
     ),
   Math.min(2000, job.rescanMs),
 );
-open().catch((error: unknown) => {
+/** What fails after the index itself opened (openWriter retries that). */
+function openFailed(error: unknown): void {
   warn("search: the index could not be opened", { err: error });
-});
+}
+
+open().catch(openFailed);

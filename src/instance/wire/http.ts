@@ -13,6 +13,7 @@ import { PersonSession } from "../auth/person-session.js";
 import { WEBHOOK_PATH } from "../llm/webhook-path.js";
 import type { ConsoleFiles } from "./console-files.js";
 import type { HttpHandlers } from "./http-bind.js";
+import { MeshAdmission, type MeshAdmissionSide } from "./mesh-admission.js";
 import {
   ACCESS_EXPIRED,
   type AuthAnswer,
@@ -70,9 +71,7 @@ export interface HttpOptions {
 }
 
 /** What the listener asks the mesh (instance/mesh/mesh.ts). */
-export interface MeshHttpSide {
-  /** How long a mesh socket may stay silent before its greeting. */
-  readonly greetingMs: number;
+export interface MeshHttpSide extends MeshAdmissionSide {
   /** Answer `POST <endpoint>mesh/jwk/<kid>` (body `{challenge}`). */
   keyRequest(kid: string, body: unknown, ip: string | undefined): { status: number; body: object };
 }
@@ -149,6 +148,7 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
     handleProtocols: (_offered, req) => chosen.get(req) ?? false,
   });
   const admit = hostAndOriginRule(options.host, options.port, network.endpoint);
+  const meshAdmission = options.mesh && new MeshAdmission(options.mesh);
 
   const upgrade = (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const ip = clientOf(req);
@@ -175,6 +175,8 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
         socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
         return;
       }
+      const refused = meshAdmission?.admit(ip ?? "", socket);
+      if (refused !== undefined) return refuseUpgrade(socket, refused);
       chosen.set(req, MESH_SUBPROTOCOL);
       wss.handleUpgrade(req, socket, head, (ws) => {
         const transport = webSocketTransport(ws, socket);

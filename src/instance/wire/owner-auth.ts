@@ -22,7 +22,7 @@ export type Principal =
 export interface AuthAnswer {
   status: number;
   headers: Record<string, string>;
-  body?: { ok: false; code: string; error: string } | string;
+  body?: { ok: false; code?: string; error: string } | string;
 }
 
 export const SUBPROTOCOL_PREFIX = "ccmsg.token.";
@@ -156,10 +156,16 @@ function refusal(status: number, code: string, error: string): AuthAnswer {
 }
 
 /** Answer an upgrade request before the WebSocket is accepted. */
+const STATUS_TEXT: Record<number, string> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  429: "Too Many Requests",
+};
+
 export function refuseUpgrade(socket: Socket, answer: AuthAnswer): void {
   const body = JSON.stringify(answer.body ?? {});
   const head = [
-    `HTTP/1.1 ${answer.status} ${answer.status === 401 ? "Unauthorized" : "Forbidden"}`,
+    `HTTP/1.1 ${answer.status} ${STATUS_TEXT[answer.status] ?? "Forbidden"}`,
     "Connection: close",
     "Content-Type: application/json; charset=utf-8",
     `Content-Length: ${Buffer.byteLength(body)}`,
