@@ -5,11 +5,11 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../atomic-write.js";
 import {
   type FoldHarness,
-  foldLines,
   newSessionFold,
   SESSION_FOLD_VERSION,
   type SessionFold,
-} from "./session-fold.js";
+} from "./fold-state.js";
+import { foldLines } from "./session-fold.js";
 import { readLines } from "./transcript-lines.js";
 
 // A transcript's fold, resumed from where the last run left it. The

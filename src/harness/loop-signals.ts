@@ -1,4 +1,4 @@
-import type { PendingTool, SessionFold, WakeCall } from "./session-fold.js";
+import type { PendingTool, SessionFold, WakeCall } from "./fold-state.js";
 
 // Attention signals of a long-running session, from its fold (ECC's
 // loop-status, ecc-surfaces §2.3): a shell call running past a threshold, a

@@ -7,7 +7,7 @@ import type {
   SessionTodo,
 } from "../contract/session-status.js";
 import { obj, str } from "./claude/statusline-input.js";
-import type { AgentCall, SessionFold, TodoEntry } from "./session-fold.js";
+import type { AgentCall, SessionFold, TodoEntry } from "./fold-state.js";
 
 // `SessionStatusSnapshot` (contract §5.4) from a session's fold and the
 // harness's files beside its transcript: the todo file and the sub-agents'

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { readTodoFile } from "../harness/claude/todos.js";
 import { foldFile } from "../harness/fold-cache.js";
-import type { SessionFold, TokenTotals } from "../harness/session-fold.js";
+import type { SessionFold, TokenTotals } from "../harness/fold-state.js";
 import type { StatusFacts, SubagentFacts } from "../harness/status-snapshot.js";
 import {
   listSubagents,

@@ -12,13 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { foldCachePath, foldFile } from "../../src/harness/fold-cache.js";
-import { loopSignals } from "../../src/harness/loop-signals.js";
 import {
-  foldLines,
   newSessionFold,
   SESSION_FOLD_VERSION,
   type SessionFold,
-} from "../../src/harness/session-fold.js";
+} from "../../src/harness/fold-state.js";
+import { loopSignals } from "../../src/harness/loop-signals.js";
+import { foldLines } from "../../src/harness/session-fold.js";
 import { readLines } from "../../src/harness/transcript-lines.js";
 import { ROOT } from "../helpers/instance.js";
 

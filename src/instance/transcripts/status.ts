@@ -3,13 +3,9 @@ import type { Logger } from "pino";
 import { utf8Length } from "../../contract/frames.js";
 import type { SessionErrorEntry, SessionStatusSnapshot } from "../../contract/session-status.js";
 import { readTodoFile } from "../../harness/claude/todos.js";
+import { type ApiErrorTurn, newSessionFold, type SessionFold } from "../../harness/fold-state.js";
 import { freshReads } from "../../harness/fresh-read.js";
-import {
-  type ApiErrorTurn,
-  foldLines,
-  newSessionFold,
-  type SessionFold,
-} from "../../harness/session-fold.js";
+import { foldLines } from "../../harness/session-fold.js";
 import { ms, type StatusFacts, statusSnapshot } from "../../harness/status-snapshot.js";
 import { listSubagents } from "../../harness/transcript-files.js";
 import { readLines } from "../../harness/transcript-lines.js";
