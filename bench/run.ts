@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
 import { benchBoard } from "./board.js";
+import { benchChurn } from "./churn.js";
 import { benchConsole } from "./console.js";
 import { benchContract } from "./contract.js";
 import { benchFiles } from "./files.js";
@@ -41,6 +42,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   pgstore: benchPgstore,
   mesh: benchMesh,
   "mesh-kv": benchMeshKv,
+  churn: benchChurn,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -215,12 +215,8 @@ export function fitPeers(data: PeersData, budget: number): { data: PeersData; le
     size.set(row, bytes);
     total += bytes;
   }
-  const order: object[] = [
-    ...[...data.last_live].sort((a, b) => a.last_seen_at - b.last_seen_at),
-    ...[...data.peers].sort((a, b) => (a.last_activity_at ?? 0) - (b.last_activity_at ?? 0)),
-  ];
   const out = new Set<object>();
-  for (const row of order) {
+  for (const row of peersCutOrder(data.last_live, data.peers)) {
     if (total <= budget) break;
     out.add(row);
     total -= size.get(row)!;
@@ -233,4 +229,16 @@ export function fitPeers(data: PeersData, budget: number): { data: PeersData; le
     },
     leftOut: out.size,
   };
+}
+
+/** The rows of a `peers` value in the order `fitPeers` leaves them out: lost
+ * sessions longest gone first, then connected ones least recently active. */
+export function peersCutOrder<
+  L extends { last_seen_at: number },
+  P extends { last_activity_at?: number },
+>(lastLive: readonly L[], peers: readonly P[]): (L | P)[] {
+  return [
+    ...[...lastLive].sort((a, b) => a.last_seen_at - b.last_seen_at),
+    ...[...peers].sort((a, b) => (a.last_activity_at ?? 0) - (b.last_activity_at ?? 0)),
+  ];
 }

@@ -3,7 +3,6 @@ import { MutationRunner } from "../board/runner.js";
 import type { TeamBoard } from "../board/team-board.js";
 import { type CcmsgConfig, loadConfig } from "../config.js";
 import type { Capability } from "../contract/identifiers.js";
-import { fitPeers } from "../contract/peers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
 import { MeshConfigError, readPeersFile } from "../mesh-config.js";
 import { configFile, stateFiles } from "../paths.js";
@@ -38,6 +37,7 @@ import { KvReplication } from "./mesh/kv-replication.js";
 import { Mesh } from "./mesh/mesh.js";
 import { meshTestHooks } from "./mesh/timers.js";
 import { Messaging } from "./messaging.js";
+import { PeersView } from "./peers-view.js";
 import { type HarnessKind, Presence } from "./presence.js";
 import { ReservationSweeper } from "./reservation-sweeper.js";
 import { SandboxGrants } from "./sandbox/grants.js";
@@ -134,14 +134,8 @@ export function buildEngines(input: EngineInputs): Engines {
   const hub = new TopicHub(id, log);
   const sessions = new Sessions(id, store.lastLive, clock, store.persist);
   sessions.onChange(() => hub.invalidate("peers"));
-  let peersLeftOut = 0;
-  hub.provideValue("peers", (_param, budget) => {
-    const fit = fitPeers({ ...sessions.peers(), instances: mesh.instances() }, budget);
-    if (fit.leftOut !== peersLeftOut && fit.leftOut > 0)
-      log.warn({ left_out: fit.leftOut }, "peers frame: rows left out to fit MAX_FRAME_BYTES");
-    peersLeftOut = fit.leftOut;
-    return fit.data;
-  });
+  const peers = new PeersView(sessions, () => mesh.instances(), log);
+  hub.provideValueJson("peers", (_param, budget) => peers.json(budget));
   const presence = new Presence(input.harness, input.configHome, id, sessions, hub, log);
   mirrorSessions(id, sessions, store.eccSessions, store.persist);
   const direct = directSetup(input.env, input.harness, input.configHome, log);

@@ -92,8 +92,11 @@ export class Sessions {
   private readonly outcomes = new Map<Sid, StopOutcome>();
   private readonly listeners: (() => void)[] = [];
   private changes = 0;
+  private lostChanges = 0;
   private readonly lifecycle: ((s: LiveSession | LastLiveSession) => void)[] = [];
   private expiryTimer: NodeJS.Timeout | undefined;
+  /** When the expiry timer fires (Infinity: none set). */
+  private expiryAt = Number.POSITIVE_INFINITY;
   private closed = false;
   /** Asks for a pass over the harness files (presence.ts), whose answer comes
    * back through `setHarness`. Without one, losing the last connection is
@@ -129,6 +132,11 @@ export class Sessions {
     return this.changes;
   }
 
+  /** Goes up whenever last_live changed (a subset of `version`). */
+  get lastLiveVersion(): number {
+    return this.lostChanges;
+  }
+
   /** Called when a session connects (with its live record) and when it is
    * lost (with its last_live row). */
   onLifecycle(listener: (s: LiveSession | LastLiveSession) => void): void {
@@ -151,10 +159,7 @@ export class Sessions {
   ): void {
     const now = this.clock.now();
     const earlier = this.lost.get(sid);
-    if (earlier !== undefined) {
-      this.lost.delete(sid);
-      this.persist(() => this.store.remove(sid));
-    }
+    if (earlier !== undefined) this.unlose(sid);
     const s = this.live.get(sid) ?? this.register(sid, earlier, now);
     for (const key of SESSION_META_KEYS) {
       const value = meta[key];
@@ -226,10 +231,7 @@ export class Sessions {
         let s = this.live.get(sid);
         if (s === undefined) {
           const earlier = this.lost.get(sid);
-          if (earlier !== undefined) {
-            this.lost.delete(sid);
-            this.persist(() => this.store.remove(sid));
-          }
+          if (earlier !== undefined) this.unlose(sid);
           s = this.register(sid, earlier, this.clock.now());
           s.harness = h;
           this.refreshMeta(s);
@@ -284,6 +286,21 @@ export class Sessions {
     this.record(s, s.seen_at);
   }
 
+  /** A lost session lives again: its last_live row goes. */
+  private unlose(sid: Sid): void {
+    this.lost.delete(sid);
+    this.lostChanges++;
+    this.persist(() => this.store.remove(sid));
+  }
+
+  /** A sid left last_live for good (removed, or past its retention): what
+   * was kept for its return goes with it, so nothing here grows with every
+   * session ever seen. */
+  private forget(sid: Sid): void {
+    this.firstSeen.delete(sid);
+    this.outcomes.delete(sid);
+  }
+
   /** The instance is stopping: every session still connected was running
    * until now, so it is recorded in last_live (paused if it declared so), and
    * the registry takes no further changes. */
@@ -316,10 +333,11 @@ export class Sessions {
     }
     if (s.stopped_at !== undefined) row.stopped_at = s.stopped_at;
     this.lost.set(sid, row);
+    this.lostChanges++;
     this.persist(() => this.store.put(row));
     for (const l of this.lifecycle) l(row);
     if (this.closed) return;
-    this.scheduleExpiry();
+    this.expireBy(row.last_seen_at + LAST_LIVE_RETENTION_MS);
     this.changed();
   }
 
@@ -388,7 +406,11 @@ export class Sessions {
   removeLastLive(sid: Sid): boolean {
     const existed = this.lost.delete(sid);
     this.persist(() => this.store.remove(sid));
-    if (existed) this.changed();
+    if (existed) {
+      this.lostChanges++;
+      this.forget(sid);
+      this.changed();
+    }
     return existed;
   }
 
@@ -423,6 +445,12 @@ export class Sessions {
 
   /** The `peers` value of this instance. */
   peers(): { peers: PeerInfo[]; last_live: LastLiveSession[] } {
+    const last_live = this.lastLiveRows().map((row) => ({ ...row, state: lostStateOf(row) }));
+    return { peers: this.livePeers(), last_live };
+  }
+
+  /** The rows of the connected sessions, as `peers.peers` lists them. */
+  livePeers(): PeerInfo[] {
     const peers: PeerInfo[] = [];
     for (const s of this.live.values()) {
       const row: PeerInfo = {
@@ -447,11 +475,16 @@ export class Sessions {
       if (s.client_version !== undefined) row.client_version = s.client_version;
       peers.push(row);
     }
-    const last_live: LastLiveSession[] = [];
-    for (const row of this.lost.values()) {
-      if (!this.expired(row)) last_live.push({ ...row, state: lostStateOf(row) });
-    }
-    return { peers, last_live };
+    return peers;
+  }
+
+  /** The last_live rows within their retention, as stored: the same objects
+   * until the row changes (`state` is added by the reader, lostStateOf). */
+  lastLiveRows(): LastLiveSession[] {
+    const rows: LastLiveSession[] = [];
+    const now = this.clock.now();
+    for (const row of this.lost.values()) if (!this.expired(row, now)) rows.push(row);
+    return rows;
   }
 
   /** repo, ws, cwd are required on rows; the instance fills them in from what
@@ -464,19 +497,30 @@ export class Sessions {
     return { repo, ws, cwd };
   }
 
-  private expired(row: LastLiveSession): boolean {
-    return row.last_seen_at + LAST_LIVE_RETENTION_MS <= this.clock.now();
+  private expired(row: LastLiveSession, now = this.clock.now()): boolean {
+    return row.last_seen_at + LAST_LIVE_RETENTION_MS <= now;
   }
 
   /** Rows leave last_live when their retention passes; a timer at the next
    * expiry makes the peers view say so without anyone asking. */
   private scheduleExpiry(): void {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.expiryAt = Number.POSITIVE_INFINITY;
     let next = Number.POSITIVE_INFINITY;
     for (const row of this.lost.values())
       next = Math.min(next, row.last_seen_at + LAST_LIVE_RETENTION_MS);
-    if (!Number.isFinite(next)) return;
-    const wait = Math.min(Math.max(0, next - this.clock.now()), 2 ** 31 - 1);
+    this.expireBy(next);
+  }
+
+  /** Have the expiry timer fire by `at` (a row recorded now expires last, so
+   * recording one does not look at every other row; a timer that finds
+   * nothing due sets the next one). */
+  private expireBy(at: number): void {
+    if (!Number.isFinite(at) || at >= this.expiryAt) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryAt = at;
+    const wait = Math.min(Math.max(0, at - this.clock.now()), 2 ** 31 - 1);
     this.expiryTimer = setTimeout(() => this.expire(), wait);
     this.expiryTimer.unref();
   }
@@ -488,10 +532,12 @@ export class Sessions {
     for (const [sid, row] of this.lost) {
       if (this.expired(row)) {
         this.lost.delete(sid);
+        this.forget(sid);
         any = true;
       }
     }
     if (any) {
+      this.lostChanges++;
       this.persist(() => this.store.prune(now, LAST_LIVE_RETENTION_MS));
       this.changed();
     }

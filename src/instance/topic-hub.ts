@@ -18,6 +18,26 @@ import { BACKPRESSURE } from "./wire/outbound.js";
  * serialised data. */
 export type ValueProvider = (param: string | undefined, budget: number) => unknown;
 
+/** A value provider that serialises the value itself (it keeps parts of it
+ * serialised between changes). */
+export type ValueJsonProvider = (param: string | undefined, budget: number) => string;
+
+/**
+ * How many bytes of value frames one topic name may send to each subscriber
+ * (an instance rule, beside §5.5's 100 ms): a token bucket holding up to
+ * `burstBytes`, refilled at `bytesPerSecond`. A frame waits until the bucket
+ * holds its size, and what changes meanwhile folds into it. A value changing
+ * now and then is never held back; a large one changing all the time (5,000
+ * sessions coming and going under a megabyte-sized `last_live`) reaches a
+ * watcher every several seconds instead of ten times a second, still ending on
+ * the latest value. The burst holds two frames of the largest size, so the
+ * largest frame always fits it.
+ */
+export const VALUE_TOPIC_PACE = {
+  bytesPerSecond: 64 * 1024,
+  burstBytes: 2 * MAX_FRAME_BYTES,
+} as const;
+
 /** Provides the snapshot of an element/append topic for one subscriber. */
 export type SnapshotProvider = (conn: Connection, param: string | undefined) => unknown;
 
@@ -47,11 +67,31 @@ interface Waiting {
 interface Subscriber {
   /** Topic names it holds. */
   readonly topics: Set<string>;
-  /** The last value frame sent per value topic, for suppression: a value equal
-   * to the last one sent is not sent again (the snapshot counts as sent).
-   * Keyed by name for this instance's own value, by `valueKey(name,
-   * instance)` for a peer's relayed one. */
+  /** The version of this instance's value it was sent last, per value topic
+   * name, for suppression: a value equal to the last one sent is not sent
+   * again (the snapshot counts as sent). */
+  readonly versions: Map<string, number>;
+  /** The last relayed frame sent per `valueKey(name, instance)` of a peer,
+   * for the same suppression. */
   readonly lastValues: Map<string, string>;
+}
+
+/** This instance's value of one held value topic name, as last computed. */
+interface Current {
+  /** Its delta frame line: one text for every subscriber. */
+  line: string;
+  /** Goes up whenever the line changes. */
+  version: number;
+}
+
+/** The byte budget of one value topic name (VALUE_TOPIC_PACE). */
+interface Bucket {
+  /** What it holds, as of `at`. */
+  bytes: number;
+  at: number;
+  /** Not recomputed before then: a frame the size of the last one would not
+   * fit before. */
+  due: number;
 }
 
 /**
@@ -62,7 +102,10 @@ interface Subscriber {
  *
  * Value topics are recomputed lazily: `invalidate()` marks a name dirty and the
  * hub recomputes it at most once per 100 ms, however often the facts change —
- * a peers list is built ten times a second at most, not once per request.
+ * a peers list is built ten times a second at most, not once per request —
+ * and a large value changing all the time less often still (VALUE_TOPIC_PACE).
+ * Each value is framed once for all its subscribers, which remember only the
+ * version they were sent.
  */
 export class TopicHub {
   private readonly subscribers = new Map<string, Set<Connection>>();
@@ -77,12 +120,17 @@ export class TopicHub {
   private inboxReading: ((sid: string, conn: Connection) => void) | undefined;
   private inboxEnded: ((sid: string, conn: Connection) => void) | undefined;
   private readonly heldListeners: ((name: string, count: number) => void)[] = [];
-  private readonly values: Partial<Record<TopicKind, ValueProvider>> = {};
+  private readonly values: Partial<Record<TopicKind, ValueJsonProvider>> = {};
+  /** Per held value topic name: its value as last computed and its byte
+   * budget. Dropped with its last subscriber. */
+  private readonly current = new Map<string, Current>();
+  private readonly buckets = new Map<string, Bucket>();
   private readonly snapshots: Partial<Record<TopicKind, SnapshotProvider>> = {};
   private readonly snapshotsWritten: Partial<Record<TopicKind, SnapshotWritten>> = {};
   private relayed: RelayedValues | undefined;
   private readonly dirty = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
+  private flushAt = 0;
   private lastFlushAt = 0;
   /** Frames refused because a subscriber was not keeping up, for the log. */
   refusedFrames = 0;
@@ -94,6 +142,11 @@ export class TopicHub {
 
   /** Serve a value topic kind, computed from the facts on demand. */
   provideValue(kind: TopicKind, provider: ValueProvider): void {
+    this.values[kind] = (param, budget) => JSON.stringify(provider(param, budget));
+  }
+
+  /** Serve a value topic kind whose provider serialises the value itself. */
+  provideValueJson(kind: TopicKind, provider: ValueJsonProvider): void {
     this.values[kind] = provider;
   }
 
@@ -156,7 +209,7 @@ export class TopicHub {
   private subscriber(conn: Connection): Subscriber {
     let sub = this.held.get(conn);
     if (sub === undefined) {
-      sub = { topics: new Set(), lastValues: new Map() };
+      sub = { topics: new Set(), versions: new Map(), lastValues: new Map() };
       this.held.set(conn, sub);
       conn.onClose(() => this.dropConnection(conn));
     }
@@ -183,13 +236,15 @@ export class TopicHub {
       this.takeInbox(conn, identity.sid);
     if (granularity === "event") return;
     if (granularity === "whole" || granularity === "per_instance_whole") {
+      // Fresh, as before any change is known: a provider's facts may have
+      // moved without an invalidate (time passing).
       const json = this.valueJson(name, kind, param);
-      // Remember the value in its delta form, so an unchanged value is
-      // suppressed although the snapshot line carried `snapshot: true`.
-      const delta = this.frameLine(name, json, false);
-      const line = this.frameLine(name, json, true);
-      if (delta === undefined || line === undefined) return;
-      sub.lastValues.set(name, delta);
+      const cur = this.computed(name, json);
+      const line = cur && this.frameLine(name, json, true);
+      if (cur === undefined || line === undefined) return;
+      // Remember the value's version, so an unchanged value is suppressed
+      // although the snapshot line carried `snapshot: true`.
+      sub.versions.set(name, cur.version);
       conn.outbound.value(this.valueKey(name), line, true);
       // Then each peer's value, as it sent it, `instance` kept (§8.1).
       if (granularity === "per_instance_whole" && this.relayed && !this.relayed.isLink(conn)) {
@@ -225,16 +280,36 @@ export class TopicHub {
 
   /** A value topic's current value, serialised to fit one frame. */
   private valueJson(name: string, kind: TopicKind, param: string | undefined): string {
-    return JSON.stringify(this.values[kind]!(param, topicDataBudget(name, this.instanceId)));
+    return this.values[kind]!(param, topicDataBudget(name, this.instanceId));
+  }
+
+  /** Record `json` as the current value of `name`: a new version when it
+   * differs from the last one computed. A change found outside a flush (a
+   * snapshot) is flushed to the other subscribers too. Undefined when it
+   * cannot be framed. */
+  private computed(name: string, json: string, flushing = false): Current | undefined {
+    const line = this.frameLine(name, json, false);
+    if (line === undefined) return undefined;
+    let cur = this.current.get(name);
+    if (cur?.line === line) return cur;
+    cur = { line, version: (cur?.version ?? 0) + 1 };
+    this.current.set(name, cur);
+    if (!flushing && (this.subscribers.get(name)?.size ?? 0) > 1) this.invalidate(name);
+    return cur;
   }
 
   unsubscribe(conn: Connection, name: string): void {
     const set = this.subscribers.get(name);
     if (set?.delete(conn)) for (const l of this.heldListeners) l(name, set.size);
     if (set?.size === 0) this.subscribers.delete(name);
+    if (set === undefined || set.size === 0) {
+      this.current.delete(name);
+      this.buckets.delete(name);
+      this.dirty.delete(name);
+    }
     const sub = this.held.get(conn);
     sub?.topics.delete(name);
-    sub?.lastValues.delete(name);
+    sub?.versions.delete(name);
     conn.outbound.forget(this.valueKey(name));
     for (const key of sub?.lastValues.keys() ?? []) {
       if (!key.startsWith(`${name}\u0000`)) continue;
@@ -427,13 +502,21 @@ export class TopicHub {
   }
 
   /** Mark a value topic changed; it is recomputed and sent at most every
-   * 100 ms. Names nobody holds cost nothing. */
+   * 100 ms, and within its byte budget (VALUE_TOPIC_PACE). Names nobody holds
+   * cost nothing. */
   invalidate(name: string): void {
     if (!this.subscribers.has(name)) return;
     this.dirty.add(name);
-    if (this.flushTimer !== undefined) return;
-    const wait = Math.max(0, this.lastFlushAt + VALUE_TOPIC_INTERVAL_MS - Date.now());
-    this.flushTimer = setTimeout(() => this.flush(), wait);
+    const due = this.buckets.get(name)?.due ?? 0;
+    this.scheduleFlush(Math.max(this.lastFlushAt + VALUE_TOPIC_INTERVAL_MS, due));
+  }
+
+  /** Flush at `at`, or earlier when a flush is set for earlier already. */
+  private scheduleFlush(at: number): void {
+    if (this.flushTimer !== undefined && this.flushAt <= at) return;
+    clearTimeout(this.flushTimer);
+    this.flushAt = at;
+    this.flushTimer = setTimeout(() => this.flush(), Math.max(0, at - Date.now()));
   }
 
   /** Mark every held value topic of a kind changed. */
@@ -443,24 +526,68 @@ export class TopicHub {
     }
   }
 
+  /** Recompute the dirty names and send what changed, one line for every
+   * subscriber; a name over its byte budget stays dirty until the budget
+   * holds its frame. */
   private flush(): void {
     this.flushTimer = undefined;
-    this.lastFlushAt = Date.now();
-    const names = [...this.dirty];
-    this.dirty.clear();
-    for (const name of names) {
+    const now = Date.now();
+    this.lastFlushAt = now;
+    let next = Number.POSITIVE_INFINITY;
+    for (const name of [...this.dirty]) {
       const set = this.subscribers.get(name);
       const topic = parseTopic(name);
-      if (set === undefined || topic === undefined) continue;
-      const line = this.frameLine(name, this.valueJson(name, topic.kind, topic.param), false);
-      if (line === undefined) continue;
+      if (set === undefined || topic === undefined) {
+        this.dirty.delete(name);
+        continue;
+      }
+      const bucket = this.bucket(name, now);
+      if (bucket.due > now) {
+        next = Math.min(next, bucket.due);
+        continue;
+      }
+      this.dirty.delete(name);
+      const cur = this.computed(name, this.valueJson(name, topic.kind, topic.param), true);
+      if (cur === undefined) continue;
+      let behind = false;
+      for (const conn of set) behind ||= this.held.get(conn)?.versions.get(name) !== cur.version;
+      if (!behind) continue;
+      const size = Math.min(cur.line.length, VALUE_TOPIC_PACE.burstBytes);
+      if (bucket.bytes < size) {
+        bucket.due = now + this.refillMs(bucket, size);
+        this.dirty.add(name);
+        next = Math.min(next, bucket.due);
+        continue;
+      }
+      bucket.bytes -= size;
+      bucket.due = now + this.refillMs(bucket, size);
       for (const conn of set) {
         const sub = this.held.get(conn);
-        if (sub === undefined || sub.lastValues.get(name) === line) continue;
-        sub.lastValues.set(name, line);
-        conn.outbound.value(this.valueKey(name), line);
+        if (sub === undefined || sub.versions.get(name) === cur.version) continue;
+        sub.versions.set(name, cur.version);
+        conn.outbound.value(this.valueKey(name), cur.line);
       }
     }
+    if (this.dirty.size > 0) this.scheduleFlush(Math.max(next, now + VALUE_TOPIC_INTERVAL_MS));
+  }
+
+  /** The byte budget of `name`, refilled up to `now`. Sizes are counted in
+   * UTF-16 units: a measure of the rate, not the wire's bytes. */
+  private bucket(name: string, now: number): Bucket {
+    const { bytesPerSecond, burstBytes } = VALUE_TOPIC_PACE;
+    let b = this.buckets.get(name);
+    if (b === undefined) {
+      b = { bytes: burstBytes, at: now, due: 0 };
+      this.buckets.set(name, b);
+    }
+    b.bytes = Math.min(burstBytes, b.bytes + ((now - b.at) * bytesPerSecond) / 1000);
+    b.at = now;
+    return b;
+  }
+
+  /** Ms until `b` holds `size` bytes (0 when it does). */
+  private refillMs(b: Bucket, size: number): number {
+    return Math.max(0, Math.ceil(((size - b.bytes) * 1000) / VALUE_TOPIC_PACE.bytesPerSecond));
   }
 
   /** Told whenever the number of subscribers of a name changed: upstream

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { LAST_LIVE_RETENTION_MS } from "../../src/contract/index.js";
 import { runCli, startInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
@@ -117,5 +118,42 @@ describe("sessions across a graceful stop", () => {
     expect(rows.find((r) => r.sid === B)).toMatchObject({ state: "paused", stopped_at });
     p.close();
     await again.stop();
+  });
+});
+
+describe("what the instance keeps of a lost session", () => {
+  it("only for its last_live retention: back within it, connected_at is the first registration; back after it, the new one", async () => {
+    const inst = await startInstance();
+    const watcher = await Peer.unix(inst.socket);
+    await watcher.helloUser();
+    await watcher.subscribe("peers");
+    type Rows = { peers: { sid: string; connected_at: number }[]; last_live: { sid: string }[] };
+    const A = newSid();
+    /** The watcher's next frame from now on that satisfies `pred`. */
+    const from = (pred: (d: Rows) => boolean) => {
+      const start = watcher.frames.length;
+      return watcher.next((f) => watcher.frames.indexOf(f) >= start && pred(f.data as Rows));
+    };
+    const listed = (d: Rows) => d.peers.some((r) => r.sid === A);
+    const lost = (d: Rows) => !listed(d) && d.last_live.some((r) => r.sid === A);
+    const visit = async (): Promise<number> => {
+      const a = await Peer.unix(inst.socket);
+      const seen = from(listed);
+      await a.helloSession(A, { repo: "r", ws: "a", cwd: "/r/a" });
+      const row = ((await seen).data as Rows).peers.find((r) => r.sid === A)!;
+      const left = from(lost);
+      a.close();
+      await left;
+      return row.connected_at;
+    };
+    const first = await visit();
+    await inst.advanceClock(LAST_LIVE_RETENTION_MS - 1000);
+    expect(await visit()).toBe(first);
+    const gone = from((d) => !listed(d) && !lost(d));
+    const expiredAt = await inst.advanceClock(LAST_LIVE_RETENTION_MS + 1);
+    await gone;
+    expect(await visit()).toBeGreaterThanOrEqual(expiredAt);
+    watcher.close();
+    await inst.stop();
   });
 });

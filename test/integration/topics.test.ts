@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { EGRESS_MAX_WAITING } from "../../src/contract/index.js";
+import { EGRESS_MAX_WAITING, META_PATH_MAX_CHARS } from "../../src/contract/index.js";
+import { VALUE_TOPIC_PACE } from "../../src/instance/topic-hub.js";
 import { startInstance, type TestInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
@@ -43,6 +44,50 @@ describe("value topics are paced", () => {
     const received = watcher.frames.slice(before).filter((f) => f.topic === "peers").length;
     expect(received).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 3);
     expect(received).toBeGreaterThan(5);
+    await inst.stop();
+  });
+
+  it("sessions coming and going under a long last_live: a watcher gets no more than the value's byte budget, ending on the final value", async () => {
+    const inst = await startInstance();
+    const watcher = await person(inst);
+    let bytes = 0;
+    let counting = false;
+    watcher.client.onLine((line, parsed) => {
+      if (counting && (parsed as { topic?: string }).topic === "peers")
+        bytes += Buffer.byteLength(line) + 1;
+    });
+    await watcher.subscribe("peers");
+    // Rows of ~50 KB (paths at their longest, each character written as six
+    // bytes): six lost sessions hold ~300 KB of last_live.
+    const path = `/${"\u0001".repeat(META_PATH_MAX_CHARS - 1)}`;
+    const sids = Array.from({ length: 6 }, () => newSid());
+    const visit = async (sid: string) => {
+      const p = await Peer.unix(inst.socket);
+      await p.helloSession(sid, { cwd: path, repo_root: path, repo: "r", ws: sid.slice(0, 8) });
+      p.close();
+      await p.closed();
+    };
+    const allLost = (f: { data?: unknown }) => {
+      const d = f.data as PeersData;
+      return d.peers.length === 0 && d.last_live.length === sids.length;
+    };
+    for (const sid of sids) await visit(sid);
+    await watcher.next((f) => f.topic === "peers" && allLost(f), 30_000);
+    counting = true;
+    const t0 = Date.now();
+    let visits = 0;
+    while (Date.now() - t0 < 5000) await visit(sids[visits++ % sids.length]!);
+    // The final value: what a new subscriber holds once every session is lost.
+    const fresh = await person(inst);
+    const snapshot = await fresh.subscribe("peers");
+    const final = allLost(snapshot) ? snapshot : await fresh.next(allLost, 30_000);
+    const same = JSON.stringify(final.data);
+    await watcher.next((f) => f.topic === "peers" && JSON.stringify(f.data) === same, 30_000);
+    const seconds = (Date.now() - t0) / 1000;
+    expect(visits).toBeGreaterThan(sids.length);
+    // Ten frames a second of ~300 KB would be ~3 MB a second.
+    const { burstBytes, bytesPerSecond } = VALUE_TOPIC_PACE;
+    expect(bytes).toBeLessThanOrEqual(burstBytes + bytesPerSecond * seconds + 64 * 1024);
     await inst.stop();
   });
 });

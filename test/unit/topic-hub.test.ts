@@ -2,7 +2,7 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { foldTopicFrame, MAX_FRAME_BYTES } from "../../src/contract/index.js";
 import { parseTopic } from "../../src/contract/topics.js";
-import { snapshotChunks, TopicHub } from "../../src/instance/topic-hub.js";
+import { snapshotChunks, TopicHub, VALUE_TOPIC_PACE } from "../../src/instance/topic-hub.js";
 import { Connection } from "../../src/instance/wire/connection.js";
 import { memoryTransport } from "../helpers/memory-transport.js";
 
@@ -74,6 +74,31 @@ describe("value topics in the hub", () => {
     expect(deltas.length).toBeLessThanOrEqual(11);
     expect(deltas.length).toBeGreaterThanOrEqual(9);
     expect(deltas.at(-1)!.data).toEqual({ peers: [1000], last_live: [] });
+  });
+
+  it("send a large value changing all the time within its byte budget, ending on the latest", () => {
+    // 5,000 sessions coming and going under a long last_live: a value of
+    // ~200 KB that changes every millisecond for a minute.
+    let n = 0;
+    const filler = "x".repeat(200_000);
+    const hub = hubServing({ peers: () => ({ peers: [n], last_live: [filler] }) });
+    const { conn, frames } = recordingConnection();
+    hub.subscribe(conn, topic("peers"));
+    const seconds = 60;
+    for (let ms = 0; ms < seconds * 1000; ms++) {
+      n++;
+      hub.invalidate("peers");
+      vi.advanceTimersByTime(1);
+    }
+    // Once the changes stop, the last value still arrives.
+    vi.advanceTimersByTime(10_000);
+    const deltas = frames().slice(1);
+    const bytes = deltas.reduce((sum, f) => sum + JSON.stringify(f).length, 0);
+    const { burstBytes, bytesPerSecond } = VALUE_TOPIC_PACE;
+    expect(bytes).toBeLessThanOrEqual(burstBytes + bytesPerSecond * (seconds + 10));
+    // Ten frames a second would have been 600 frames, 120 MB.
+    expect(deltas.length).toBeLessThan(40);
+    expect(deltas.at(-1)!.data).toEqual({ peers: [seconds * 1000], last_live: [filler] });
   });
 });
 
