@@ -5,13 +5,16 @@ import { open } from "node:fs/promises";
 const TAIL_BYTES = 8 * 1024 * 1024;
 
 /**
- * Whether the transcript at `path` records the ccmsg envelope of `mid`
+ * Which of `mids` the transcript at `path` records the ccmsg envelope of
  * (contract §7.5: its `ccmsg-mid` attribute), as the harness writes it into
  * a JSONL record (quotes escaped) or as plain text. Reads the file's tail
- * without blocking; false when it cannot be read.
+ * once, without blocking; none when it cannot be read.
  */
-export async function transcriptMentions(path: string, mid: string): Promise<boolean> {
-  const needles = [`ccmsg-mid=\\"${mid}\\"`, `ccmsg-mid="${mid}"`].map((n) => Buffer.from(n));
+export async function transcriptMentions(
+  path: string,
+  mids: readonly string[],
+): Promise<Set<string>> {
+  const found = new Set<string>();
   let file: Awaited<ReturnType<typeof open>> | undefined;
   try {
     file = await open(path, "r");
@@ -19,10 +22,13 @@ export async function transcriptMentions(path: string, mid: string): Promise<boo
     const length = Math.min(size, TAIL_BYTES);
     const buffer = Buffer.alloc(length);
     await file.read(buffer, 0, length, size - length);
-    return needles.some((n) => buffer.includes(n));
+    for (const mid of mids)
+      if ([`ccmsg-mid=\\"${mid}\\"`, `ccmsg-mid="${mid}"`].some((n) => buffer.includes(n)))
+        found.add(mid);
   } catch {
-    return false;
+    // Unreadable: nothing is known to have arrived.
   } finally {
     await file?.close();
   }
+  return found;
 }

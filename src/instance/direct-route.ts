@@ -201,18 +201,31 @@ export class DirectRoute {
    */
   async settleInDoubt(): Promise<Set<Sid>> {
     const again = new Set<Sid>();
-    for (const { sid, counter, message } of this.inbox.inDoubtMessages()) {
+    const bySid = new Map<Sid, ReturnType<InboxStore["inDoubtMessages"]>>();
+    for (const row of this.inbox.inDoubtMessages())
+      bySid.set(row.sid, [...(bySid.get(row.sid) ?? []), row]);
+    for (const [sid, rows] of bySid) {
       const path = await locateTranscript(this.setup.harness, this.setup.home, sid).catch(
         () => undefined,
       );
-      const arrived = path !== undefined && (await transcriptMentions(path, message.mid));
-      try {
-        await this.inbox.settleInDoubt(counter, arrived, this.now());
-        this.log.info({ sid, mid: message.mid, arrived }, "hand-over in doubt settled");
-        if (!arrived) again.add(sid);
-      } catch (error) {
-        this.log.warn({ err: error, sid, mid: message.mid }, "hand-over in doubt not settled");
-      }
+      const mentioned =
+        path === undefined
+          ? new Set<string>()
+          : await transcriptMentions(
+              path,
+              rows.map((r) => r.message.mid),
+            );
+      const settled = rows.map(async ({ counter, message }) => {
+        const arrived = mentioned.has(message.mid);
+        try {
+          await this.inbox.settleInDoubt(counter, arrived, this.now());
+          this.log.info({ sid, mid: message.mid, arrived }, "hand-over in doubt settled");
+          if (!arrived) again.add(sid);
+        } catch (error) {
+          this.log.warn({ err: error, sid, mid: message.mid }, "hand-over in doubt not settled");
+        }
+      });
+      await Promise.all(settled);
     }
     return again;
   }

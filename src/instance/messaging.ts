@@ -15,7 +15,7 @@ import type { Clock } from "./clock.js";
 import { DirectRoute, type DirectSetup } from "./direct-route.js";
 import { HandOvers } from "./hand-overs.js";
 import type { Sessions } from "./sessions.js";
-import type { TopicHub } from "./topic-hub.js";
+import type { InboxDelivery, TopicHub } from "./topic-hub.js";
 import type { Connection } from "./wire/connection.js";
 
 /**
@@ -233,17 +233,11 @@ export class Messaging {
       const holder = this.hub.inboxHolder(to);
       if (holder !== undefined && this.handOvers.mode(holder) === "wait")
         return this.sendToWaiter(to, counter, message);
-      let outcome = await this.hub.deliverInbox(to, message);
+      let outcome = await this.deliverLive(to, counter, message);
       // Its receiver went while it waited; a newer one may have taken over.
-      if (outcome === "none") outcome = await this.hub.deliverInbox(to, message);
-      if (outcome === "accepted") {
-        // Handed over: the reply says so whatever happens to the record —
-        // a sender told otherwise would send it twice.
-        await this.inbox.recordDelivered(to, counter, message).catch((error: unknown) => {
-          this.log.warn({ err: error, sid: to }, "delivered message not recorded");
-        });
-        return { delivered: true };
-      }
+      if (outcome === "none") outcome = await this.deliverLive(to, counter, message);
+      if (outcome === "accepted") return { delivered: true };
+      if (outcome === "kept") return { delivered: false, reason: "preparing" };
       return this.hold(to, counter, message, outcome === "stalled" ? "throttled" : "preparing");
     }
     const state = lostStateOf(target.row);
@@ -253,6 +247,54 @@ export class Messaging {
       result.candidates = this.elsewhere?.(target.row, local) ?? local;
     }
     return result;
+  }
+
+  /**
+   * Route (b) to a plain subscriber (DR-0050): the frame goes into its egress
+   * queue and the message is stored — delivered if the frame reached the
+   * socket by the commit, else held and claimed by that connection until it
+   * does, so a crash meanwhile offers it again instead of losing it. The
+   * reply waits for the commit, not for the socket: a receiver that stops
+   * reading paces its senders through the queue's bounds, never hangs them.
+   * `kept`: the connection ended before the frame left; the message is held
+   * and offered to the next receiver.
+   */
+  private async deliverLive(
+    to: Sid,
+    counter: number,
+    message: InboxMessage,
+  ): Promise<InboxDelivery | "kept"> {
+    const conn = this.hub.inboxHolder(to);
+    if (conn === undefined) return "none";
+    let written: boolean | undefined;
+    let settle: ((ok: boolean) => void) | undefined;
+    const outcome = await this.hub.deliverInbox(to, message, (ok) => {
+      written = ok;
+      settle?.(ok);
+    });
+    if (outcome !== "accepted") return outcome;
+    if (written === undefined) this.handOvers.claim(conn, to, [{ counter, message }]);
+    let state: "held" | "delivered";
+    try {
+      state = await this.inbox.recordHanded(to, counter, message, () => written === true);
+    } catch (error) {
+      // Handed over: the reply says so whatever happens to the record — a
+      // sender told otherwise would send it twice.
+      this.log.warn({ err: error, sid: to }, "delivered message not recorded");
+      this.handOvers.forget(to, counter);
+      return "accepted";
+    }
+    if (state === "delivered") {
+      this.handOvers.forget(to, counter);
+      return "accepted";
+    }
+    if (written === false) {
+      this.afterRelease(to, [{ counter }]);
+      return "kept";
+    }
+    settle = (ok) => this.written(conn, ok, [message]);
+    if (written === true) settle(true);
+    return "accepted";
   }
 
   private directHooks() {

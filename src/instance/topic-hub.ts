@@ -61,6 +61,7 @@ export type InboxDelivery = "accepted" | "stalled" | "none";
 interface Waiting {
   line: string;
   resolve: (outcome: InboxDelivery) => void;
+  written?: (ok: boolean) => void;
 }
 
 /** What the hub keeps of one subscribing connection. */
@@ -356,17 +357,19 @@ export class TopicHub {
 
   /**
    * Hand a message to the recipient's inbox subscription (contract §7 route
-   * b): `accepted` (in the receiver's socket, exactly once), `stalled` (the
-   * receiver has taken nothing for a while and too much waits: hold it), or
-   * `none` (nobody listens, or the receiver went before the frame reached its
-   * socket). A receiver that is making progress paces the sender instead:
-   * the message waits its turn, in order, and settles `accepted` once there is
-   * room — a burst is never refused to a reader that keeps reading.
-   *
-   * `accepted` settles only once the frame is in the kernel's socket buffer
-   * (DR-0050): an instance killed before that has told nobody it delivered.
+   * b): `accepted` (in the receiver's egress queue, exactly once), `stalled`
+   * (the receiver has taken nothing for a while and too much waits: hold it),
+   * or `none` (nobody listens). A receiver that is making progress paces the
+   * sender instead: the message waits its turn, in order, and settles
+   * `accepted` once there is room — a burst is never refused to a reader that
+   * keeps reading. An accepted frame's `written` hears whether it reached the
+   * socket (DR-0050).
    */
-  deliverInbox(sid: string, message: InboxMessage): InboxDelivery | Promise<InboxDelivery> {
+  deliverInbox(
+    sid: string,
+    message: InboxMessage,
+    written?: (ok: boolean) => void,
+  ): InboxDelivery | Promise<InboxDelivery> {
     const conn = this.inboxHolders.get(sid);
     if (conn === undefined || conn.isClosed) return "none";
     // Message text and labels are bounded so that one message always fits a
@@ -379,8 +382,7 @@ export class TopicHub {
     }
     let lane = this.lanes.get(conn);
     if (lane === undefined) {
-      const written = handOn(conn, line);
-      if (written !== undefined) return written;
+      if (conn.outbound.ordered(line, false, written)) return "accepted";
       if (conn.outbound.notReading()) {
         this.noteRefused("inbox", conn);
         this.throttled.add(conn);
@@ -388,7 +390,7 @@ export class TopicHub {
       }
       lane = this.openLane(conn);
     }
-    return new Promise((resolve) => lane.push({ line, resolve }));
+    return new Promise((resolve) => lane.push({ line, resolve, written }));
   }
 
   /** Offer a held message claimed for `conn` (never refused: it was claimed
@@ -430,11 +432,8 @@ export class TopicHub {
     const lane = this.lanes.get(conn);
     if (lane !== undefined) {
       let i = 0;
-      while (i < lane.length) {
-        const { line, resolve } = lane[i]!;
-        if (!conn.outbound.ordered(line, false, (ok) => resolve(ok ? "accepted" : "none"))) break;
-        i++;
-      }
+      while (i < lane.length && conn.outbound.ordered(lane[i]!.line, false, lane[i]!.written))
+        lane[i++]!.resolve("accepted");
       lane.splice(0, i);
       if (lane.length === 0) this.closeLane(conn);
     }
@@ -628,19 +627,6 @@ export class TopicHub {
   dispose(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
   }
-}
-
-/** Queue an inbox frame for `conn`: settles `accepted` once it reached the
- * socket, `none` when the connection ended first; undefined when refused
- * (too much waits). */
-function handOn(conn: Connection, line: string): Promise<InboxDelivery> | undefined {
-  let settle!: (outcome: InboxDelivery) => void;
-  const written = new Promise<InboxDelivery>((r) => {
-    settle = r;
-  });
-  return conn.outbound.ordered(line, false, (ok) => settle(ok ? "accepted" : "none"))
-    ? written
-    : undefined;
 }
 
 /**

@@ -22,6 +22,8 @@ export class InboxStore {
   private readonly selectHeld;
   private readonly markDelivered;
   private readonly countHeld;
+  private readonly selectOldestHeld;
+  private readonly insertInFlight;
   private readonly maxCounter;
   private readonly countAllHeld;
   private readonly countHeldBySid;
@@ -46,7 +48,7 @@ export class InboxStore {
     );
     this.dropOldestHeld = db.prepare(
       `UPDATE inbox SET state = 'dropped', settled_at = ?
-       WHERE counter = (SELECT min(counter) FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ?)`,
+       WHERE counter = (SELECT min(counter) FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ?)`,
     );
     this.selectHeld = db.prepare(
       "SELECT counter, message FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ? ORDER BY counter",
@@ -54,8 +56,16 @@ export class InboxStore {
     this.markDelivered = db.prepare(
       "UPDATE inbox SET state = 'delivered', settled_at = ? WHERE sid = ? AND state = 'held' AND counter = ?",
     );
+    // What the per-recipient limit counts and drops: held messages not in
+    // flight (a frame on its way to a socket or a harness has `offered_at`).
     this.countHeld = db.prepare(
-      "SELECT count(*) AS n FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ?",
+      "SELECT count(*) AS n FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ?",
+    );
+    this.selectOldestHeld = db.prepare(
+      "SELECT message FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ? ORDER BY counter LIMIT 1",
+    );
+    this.insertInFlight = db.prepare(
+      "INSERT INTO inbox (counter, sid, state, message, sent_at, offered_at) VALUES (?, ?, 'held', ?, ?, ?)",
     );
     this.maxCounter = db.prepare("SELECT max(counter) AS n FROM inbox");
     this.countAllHeld = db.prepare(
@@ -126,6 +136,31 @@ export class InboxStore {
     return (this.countAllHeld.get(now - retentionMs) as { n: number }).n;
   }
 
+  /**
+   * Record a message handed to a plain subscriber's egress queue: delivered
+   * when `written()` says its frame already reached the socket by commit time
+   * (the common case), else held — recorded delivered once it is written
+   * (`settleWritten`), and offered again after a crash before that
+   * (DR-0050). Resolves with the state stored, once committed.
+   */
+  recordHanded(
+    sid: string,
+    counter: number,
+    message: InboxMessage,
+    written: () => boolean,
+  ): Promise<"held" | "delivered"> {
+    const json = JSON.stringify(message);
+    return this.queue.run(() => {
+      if (written()) {
+        this.insert.run(counter, sid, "delivered", json, message.sent_at, message.sent_at);
+        return "delivered";
+      }
+      // In flight: held, but neither counted nor dropped by the limit.
+      this.insertInFlight.run(counter, sid, json, message.sent_at, message.sent_at);
+      return "held";
+    });
+  }
+
   /** Record a message handed over at once. */
   recordDelivered(sid: string, counter: number, message: InboxMessage): Promise<void> {
     const json = JSON.stringify(message);
@@ -175,7 +210,7 @@ export class InboxStore {
   }
 
   private selectOldest(sid: string, cutoff: number): string | undefined {
-    const row = this.selectHeld.get(sid, cutoff) as { message: string } | undefined;
+    const row = this.selectOldestHeld.get(sid, cutoff) as { message: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.message) as InboxMessage).mid;
   }
 

@@ -59,7 +59,7 @@ function recipient(socketPath: string, sid: string, pauseMs: number) {
       },
     );
   });
-  return { seen, subscribeSent, ended };
+  return { seen, subscribeSent, ended, resume: () => socket.resume() };
 }
 
 describe("a crash while a recipient takes its inbox", () => {
@@ -119,4 +119,35 @@ describe("a crash while a recipient takes its inbox", () => {
     },
     60_000 + ROUNDS * 10_000,
   );
+
+  it("a message answered delivered while its frame waits for a recipient that is not reading survives kill -9", async () => {
+    let inst = await startInstance();
+    started.push(inst);
+    const [A, B] = [newSid(), newSid()];
+    const a = await Peer.unix(inst.socket);
+    await a.helloSession(A);
+    // Subscribed, then not reading: frames pile up behind the kernel's buffer.
+    const r = recipient(inst.socket, B, 60_000);
+    await r.subscribeSent;
+    await new Promise((done) => setTimeout(done, 100));
+    const acked: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      const text = `live-${i} ${TEXT}`;
+      const reply = await a.call<{ delivered: boolean }>("message_send", { to: B, text });
+      if (reply.delivered) acked.push(text);
+    }
+    expect(acked.length).toBeGreaterThan(60);
+    inst.child.kill("SIGKILL");
+    await inst.exited;
+    r.resume();
+    await r.ended;
+    inst = await startInstance({ env: inst.env, stateDir: inst.stateDir });
+    started.push(inst);
+    const b = await Peer.unix(inst.socket);
+    await b.helloSession(B);
+    const seen = new Set(
+      [...r.seen, ...((await b.subscribe("inbox")).data as Msg[])].map((m) => m.text),
+    );
+    expect(acked.filter((t) => !seen.has(t)).map((t) => t.split(" ")[0])).toEqual([]);
+  });
 });
