@@ -3,6 +3,7 @@ import { arch, cpus, totalmem } from "node:os";
 import { benchBoard } from "./board.js";
 import { benchConsole } from "./console.js";
 import { benchContract } from "./contract.js";
+import { benchFairness } from "./fairness.js";
 import { benchFiles } from "./files.js";
 import { benchGateway } from "./gateway.js";
 import { benchHooks } from "./hooks.js";
@@ -41,6 +42,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   pgstore: benchPgstore,
   mesh: benchMesh,
   "mesh-kv": benchMeshKv,
+  fairness: benchFairness,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
