@@ -16,7 +16,8 @@ export interface FrameHandlers {
 /**
  * The inbound half. `listen` is called once, at once: frames that arrive
  * before it would be lost. Pausing stops the flow of frames (back-pressure on
- * the peer) without closing anything.
+ * the peer) without closing anything. The transports read through `Inbound`
+ * (inbound.ts), which shares reading fairly among connections.
  */
 export interface FrameReader {
   listen(handlers: FrameHandlers): void;

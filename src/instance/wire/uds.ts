@@ -1,7 +1,6 @@
 import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { LineFramer } from "../../line-framer.js";
+import { Inbound } from "./inbound.js";
 import { udsPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 
@@ -34,15 +33,16 @@ export async function listenUnix(path: string, accept: Accept): Promise<Server> 
 
 /** Newline-delimited frames over a stream socket. */
 function socketTransport(socket: Socket): Transport {
+  const inbound = new Inbound(socket, socket);
   const reader: FrameReader = {
     listen(handlers) {
-      const framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
-      socket.on("data", (chunk: Buffer) => framer.push(chunk));
+      inbound.listen(handlers);
+      socket.on("data", (chunk: Buffer) => inbound.push(chunk));
       socket.on("error", () => {});
-      socket.on("close", handlers.closed);
+      socket.on("close", () => inbound.close());
     },
-    pause: () => socket.pause(),
-    resume: () => socket.resume(),
+    pause: () => inbound.pause(),
+    resume: () => inbound.resume(),
   };
   const writer: FrameWriter = {
     write(line) {
