@@ -64,9 +64,10 @@ function uncorkAll(): void {
   corked.clear();
 }
 
-/** Bytes read (consumed from `offset` on), or an action to take in order with
- * the frames (a WebSocket control frame). */
-type Entry = Buffer | (() => void);
+const END = Symbol("end");
+/** Bytes read (consumed from `offset` on), the peer's end of input, or an
+ * action to take in order with the frames (a WebSocket control frame). */
+type Entry = Buffer | typeof END | (() => void);
 
 /** The connections with frames waiting, served a slice each per round. */
 class Rounds {
@@ -179,6 +180,11 @@ export class Inbound {
     this.add(action);
   }
 
+  /** The peer sends no more (its FIN); `ended` follows the frames before it. */
+  end(): void {
+    this.add(END);
+  }
+
   /** The stream is gone: bytes still waiting are dropped (nobody could read
    * their replies) and nothing is kept. */
   close(): void {
@@ -228,7 +234,8 @@ export class Inbound {
       const entry = this.queue[this.head]!;
       if (!Buffer.isBuffer(entry)) {
         this.head++;
-        entry();
+        if (entry === END) this.handlers!.ended();
+        else entry();
         continue;
       }
       // One frame at a time: a handler may pause this connection.

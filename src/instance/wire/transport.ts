@@ -6,10 +6,13 @@
  */
 
 /** What a reader reports: each complete frame, a frame that grew past the
- * ceiling (never buffered), and the end of the stream. */
+ * ceiling (never buffered), the peer's end of input (a half-close: it still
+ * reads), and the end of the stream. */
 export interface FrameHandlers {
   frame(line: string): void;
   oversized(): void;
+  /** After the last frame the peer sent; the stream stays open for replies. */
+  ended(): void;
   closed(): void;
 }
 

@@ -14,7 +14,11 @@ export async function listenUnix(path: string, accept: Accept): Promise<Server> 
   try {
     unlinkSync(path);
   } catch {}
-  const server = createServer((socket: Socket) => accept(socketTransport(socket)));
+  // Half-open: a peer's FIN (`nc -N`, `shutdown(SHUT_WR)`) ends its requests,
+  // not its replies; the connection ends once they are answered.
+  const server = createServer({ allowHalfOpen: true }, (socket: Socket) =>
+    accept(socketTransport(socket)),
+  );
   const umask = process.umask(0o077);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -38,6 +42,7 @@ function socketTransport(socket: Socket): Transport {
     listen(handlers) {
       inbound.listen(handlers);
       socket.on("data", (chunk: Buffer) => inbound.push(chunk));
+      socket.on("end", () => inbound.end());
       socket.on("error", () => {});
       socket.on("close", () => inbound.close());
     },
