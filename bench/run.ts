@@ -4,6 +4,7 @@ import { benchBoard } from "./board.js";
 import { benchChurn } from "./churn.js";
 import { benchConsole } from "./console.js";
 import { benchContract } from "./contract.js";
+import { benchFairness } from "./fairness.js";
 import { benchFiles } from "./files.js";
 import { benchGateway } from "./gateway.js";
 import { benchHooks } from "./hooks.js";
@@ -43,6 +44,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   mesh: benchMesh,
   "mesh-kv": benchMeshKv,
   churn: benchChurn,
+  fairness: benchFairness,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -189,6 +189,8 @@ export class Dispatcher implements InboundHandler {
       name === undefined || !Object.hasOwn(this.admin, name) ? undefined : this.admin[name];
     const requestId = requestIdOf(frame);
     if (handler === undefined || requestId === undefined) return false;
+    // Counted like any request: a half-closed connection waits for its answer.
+    conn.requestStarted();
     void (async () => {
       try {
         conn.send(encodeReply(requestId, await handler(f as Record<string, unknown>)));
@@ -198,6 +200,8 @@ export class Dispatcher implements InboundHandler {
           this.log.error({ err: error, op: name }, "administrative frame failed");
           conn.send(encodeFailure(requestId, { code: "internal_error", msg: `${name} failed` }));
         }
+      } finally {
+        conn.requestSettled();
       }
     })();
     return true;

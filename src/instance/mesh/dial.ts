@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { connect as netConnect, type Socket } from "node:net";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { LineFramer } from "../../line-framer.js";
+import { Inbound } from "../wire/inbound.js";
 import type { FrameReader, FrameWriter, Transport } from "../wire/transport.js";
 import { MESH_SUBPROTOCOL } from "../wire/transport.js";
 
@@ -85,26 +85,27 @@ export async function dialLink(
         return;
       }
       ws.pause();
-      let framer: LineFramer | undefined;
+      // Read through the same fair share as every accepted connection.
+      const inbound = new Inbound(ws);
       ws.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => {
         const bytes = Array.isArray(data)
           ? Buffer.concat(data)
           : Buffer.isBuffer(data)
             ? data
             : Buffer.from(data);
-        framer?.push(bytes);
-        framer?.push(NEWLINE);
+        inbound.push(bytes);
+        inbound.push(NEWLINE);
       });
       const reader: FrameReader = {
         listen(handlers) {
-          framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
+          inbound.listen(handlers);
           ws.on("error", () => {});
-          ws.on("close", handlers.closed);
-          if (ws.readyState !== ws.OPEN) handlers.closed();
+          ws.on("close", () => inbound.close());
+          if (ws.readyState !== ws.OPEN) inbound.close();
           else ws.resume();
         },
-        pause: () => ws.pause(),
-        resume: () => ws.resume(),
+        pause: () => inbound.pause(),
+        resume: () => inbound.resume(),
       };
       const writer: FrameWriter = {
         write(line, done) {

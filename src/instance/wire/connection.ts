@@ -42,6 +42,9 @@ export class Connection {
   /** Why reading is paused: replies piling up, too many requests running. */
   private readonly pausedFor = new Set<"replies" | "requests">();
   private inFlight = 0;
+  /** The peer's input ended (a half-close): end once its requests are answered. */
+  private peerEnded = false;
+  private endCheck: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly transport: Transport,
@@ -58,6 +61,10 @@ export class Connection {
     transport.reader.listen({
       frame: (line) => inbound.frame(this, line),
       oversized: () => inbound.oversized(this),
+      ended: () => {
+        this.peerEnded = true;
+        this.endWhenAnswered();
+      },
       closed: () => this.closed(),
     });
   }
@@ -95,6 +102,19 @@ export class Connection {
 
   requestSettled(): void {
     if (--this.inFlight <= BACKPRESSURE.maxRequestsInFlight / 2) this.resumeReading("requests");
+    if (this.peerEnded) this.endWhenAnswered();
+  }
+
+  /** Every request read before the peer's end is answered (their replies are
+   * queued before they settle): then the connection ends, as the peer asked.
+   * Looked at again a turn later: a request held behind a `hello` still
+   * settling starts only on a later microtask. */
+  private endWhenAnswered(): void {
+    if (this.inFlight > 0 || this.endCheck !== undefined) return;
+    this.endCheck = setImmediate(() => {
+      this.endCheck = undefined;
+      if (this.inFlight === 0) this.close();
+    });
   }
 
   private pauseReading(why: "replies" | "requests"): void {
@@ -124,6 +144,7 @@ export class Connection {
   private closed(): void {
     if (this.state_ === "closed") return;
     this.state_ = "closed";
+    if (this.endCheck !== undefined) clearImmediate(this.endCheck);
     this.outbound.dispose();
     for (const listener of this.closeListeners) listener();
   }

@@ -6,13 +6,13 @@ import { isLoopbackHost, isSandboxName } from "../../address.js";
 import { addressList, clientAddress, contains, isLoopbackAddress } from "../../client-address.js";
 import type { HttpConfig } from "../../config.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { LineFramer } from "../../line-framer.js";
 import { authRoutes, refreshCookieHeader } from "../auth/auth-routes.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import { PersonSession } from "../auth/person-session.js";
 import { WEBHOOK_PATH } from "../llm/webhook-path.js";
 import type { ConsoleFiles } from "./console-files.js";
 import type { HttpHandlers } from "./http-bind.js";
+import { Inbound } from "./inbound.js";
 import { MeshAdmission, type MeshAdmissionSide } from "./mesh-admission.js";
 import {
   ACCESS_EXPIRED,
@@ -401,30 +401,34 @@ const NEWLINE = Buffer.from("\n");
  * local socket.
  */
 function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
-  let framer: LineFramer | undefined;
   // Taken over now, in the upgrade callback, before any byte reaches `ws`;
   // nothing is read until the connection listens.
   ws.pause();
+  const inbound = new Inbound(ws, raw);
   const closeWith = (code: number, reason: string) => {
     ws.close(code, reason);
     setTimeout(() => ws.terminate(), 1000).unref();
   };
-  const intercepted = interceptWebSocketData(raw, {
-    data: (bytes) => framer?.push(bytes),
-    messageEnd: () => framer?.push(NEWLINE),
-    violation: (reason) => closeWith(1002, reason),
-  });
+  const intercepted = interceptWebSocketData(
+    raw,
+    {
+      data: (bytes) => inbound.push(bytes),
+      messageEnd: () => inbound.push(NEWLINE),
+      violation: (reason) => inbound.inOrder(() => closeWith(1002, reason)),
+    },
+    (pass) => inbound.inOrder(pass),
+  );
   // Never reached with the `ws` this build pins; refuse rather than misread.
   if (!intercepted) closeWith(1011, "cannot read this WebSocket");
   const reader: FrameReader = {
     listen(handlers) {
-      framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
+      inbound.listen(handlers);
       ws.on("error", () => {});
-      ws.on("close", handlers.closed);
+      ws.on("close", () => inbound.close());
       ws.resume();
     },
-    pause: () => ws.pause(),
-    resume: () => ws.resume(),
+    pause: () => inbound.pause(),
+    resume: () => inbound.resume(),
   };
   const writer: FrameWriter = {
     write(line, done) {

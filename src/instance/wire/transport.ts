@@ -6,17 +6,21 @@
  */
 
 /** What a reader reports: each complete frame, a frame that grew past the
- * ceiling (never buffered), and the end of the stream. */
+ * ceiling (never buffered), the peer's end of input (a half-close: it still
+ * reads), and the end of the stream. */
 export interface FrameHandlers {
   frame(line: string): void;
   oversized(): void;
+  /** After the last frame the peer sent; the stream stays open for replies. */
+  ended(): void;
   closed(): void;
 }
 
 /**
  * The inbound half. `listen` is called once, at once: frames that arrive
  * before it would be lost. Pausing stops the flow of frames (back-pressure on
- * the peer) without closing anything.
+ * the peer) without closing anything. The transports read through `Inbound`
+ * (inbound.ts), which shares reading fairly among connections.
  */
 export interface FrameReader {
   listen(handlers: FrameHandlers): void;

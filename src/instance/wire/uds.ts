@@ -1,7 +1,6 @@
 import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { LineFramer } from "../../line-framer.js";
+import { Inbound } from "./inbound.js";
 import { udsPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
 
@@ -15,7 +14,11 @@ export async function listenUnix(path: string, accept: Accept): Promise<Server> 
   try {
     unlinkSync(path);
   } catch {}
-  const server = createServer((socket: Socket) => accept(socketTransport(socket)));
+  // Half-open: a peer's FIN (`nc -N`, `shutdown(SHUT_WR)`) ends its requests,
+  // not its replies; the connection ends once they are answered.
+  const server = createServer({ allowHalfOpen: true }, (socket: Socket) =>
+    accept(socketTransport(socket)),
+  );
   const umask = process.umask(0o077);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -34,15 +37,17 @@ export async function listenUnix(path: string, accept: Accept): Promise<Server> 
 
 /** Newline-delimited frames over a stream socket. */
 function socketTransport(socket: Socket): Transport {
+  const inbound = new Inbound(socket, socket);
   const reader: FrameReader = {
     listen(handlers) {
-      const framer = new LineFramer(MAX_FRAME_BYTES, handlers.frame, handlers.oversized);
-      socket.on("data", (chunk: Buffer) => framer.push(chunk));
+      inbound.listen(handlers);
+      socket.on("data", (chunk: Buffer) => inbound.push(chunk));
+      socket.on("end", () => inbound.end());
       socket.on("error", () => {});
-      socket.on("close", handlers.closed);
+      socket.on("close", () => inbound.close());
     },
-    pause: () => socket.pause(),
-    resume: () => socket.resume(),
+    pause: () => inbound.pause(),
+    resume: () => inbound.resume(),
   };
   const writer: FrameWriter = {
     write(line, done) {

@@ -142,14 +142,23 @@ export class WsFrameReader {
  * it: the library's own data listener (its receiver) then sees only control
  * frames. Call synchronously in the upgrade callback, before any data flows.
  * Returns false, touching nothing, if the socket does not hold exactly the
- * library's one listener (a `ws` this code does not know).
+ * library's one listener (a `ws` this code does not know). `inOrder` decides
+ * when a control frame's bytes reach the library: the data read before it
+ * may still wait to be served, and a close must not overtake it.
  */
-export function interceptWebSocketData(raw: Socket, sink: Omit<WsStreamSink, "control">): boolean {
+export function interceptWebSocketData(
+  raw: Socket,
+  sink: Omit<WsStreamSink, "control">,
+  inOrder: (pass: () => void) => void = (pass) => pass(),
+): boolean {
   const theirs = raw.listeners("data") as ((chunk: Buffer) => void)[];
   if (theirs.length !== 1) return false;
   const receiver = theirs[0]!;
   raw.removeListener("data", receiver);
-  const reader = new WsFrameReader({ ...sink, control: (bytes) => receiver.call(raw, bytes) });
+  const reader = new WsFrameReader({
+    ...sink,
+    control: (bytes) => inOrder(() => receiver.call(raw, bytes)),
+  });
   raw.on("data", (chunk: Buffer) => reader.push(chunk));
   return true;
 }
