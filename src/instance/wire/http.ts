@@ -10,6 +10,7 @@ import { authRoutes, refreshCookieHeader } from "../auth/auth-routes.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import { PersonSession } from "../auth/person-session.js";
 import { WEBHOOK_PATH } from "../llm/webhook-path.js";
+import { corkForTurn } from "./coalesce.js";
 import type { ConsoleFiles } from "./console-files.js";
 import type { HttpHandlers } from "./http-bind.js";
 import { Inbound } from "./inbound.js";
@@ -404,7 +405,7 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
   // Taken over now, in the upgrade callback, before any byte reaches `ws`;
   // nothing is read until the connection listens.
   ws.pause();
-  const inbound = new Inbound(ws, raw);
+  const inbound = new Inbound(ws);
   const closeWith = (code: number, reason: string) => {
     ws.close(code, reason);
     setTimeout(() => ws.terminate(), 1000).unref();
@@ -432,8 +433,9 @@ function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
   };
   const writer: FrameWriter = {
     write(line, done) {
-      if (ws.readyState !== ws.OPEN) done?.(false);
-      else if (done === undefined) ws.send(`${line}\n`);
+      if (ws.readyState !== ws.OPEN) return done?.(false);
+      corkForTurn(raw);
+      if (done === undefined) ws.send(`${line}\n`);
       else ws.send(`${line}\n`, (error) => done(error == null));
     },
     backlog: () => ws.bufferedAmount,

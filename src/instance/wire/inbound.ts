@@ -38,32 +38,6 @@ export interface ByteSource {
   resume(): void;
 }
 
-/** Where the replies go, when its writes can be held and sent as one. */
-export interface Corkable {
-  cork(): void;
-  uncork(): void;
-}
-
-/**
- * The writers held while a slice is served: the replies its frames answer at
- * once go out in one write instead of one each. They are let go once those
- * replies are written — after the microtasks that write them, which run
- * before a tick queued from the last of them.
- */
-const corked = new Set<Corkable>();
-
-function corkForSlice(writes: Corkable): void {
-  if (corked.has(writes)) return;
-  if (corked.size === 0) queueMicrotask(() => process.nextTick(uncorkAll));
-  corked.add(writes);
-  writes.cork();
-}
-
-function uncorkAll(): void {
-  for (const writes of corked) writes.uncork();
-  corked.clear();
-}
-
 const END = Symbol("end");
 /** Bytes read (consumed from `offset` on), the peer's end of input, or an
  * action to take in order with the frames (a WebSocket control frame). */
@@ -141,10 +115,7 @@ export class Inbound {
   private servedFrames = 0;
   private servedBytes = 0;
 
-  constructor(
-    private readonly source: ByteSource,
-    private readonly writes?: Corkable,
-  ) {
+  constructor(private readonly source: ByteSource) {
     this.framer = new LineFramer(
       MAX_FRAME_BYTES,
       (line) => {
@@ -223,13 +194,6 @@ export class Inbound {
 
   /** Serve this connection's slice of a round; what is left waits for the next. */
   serveSlice(): void {
-    if (
-      this.writes !== undefined &&
-      this.head < this.queue.length &&
-      this.servable() &&
-      this.slice()
-    )
-      corkForSlice(this.writes);
     while (this.head < this.queue.length && this.servable() && this.slice()) {
       const entry = this.queue[this.head]!;
       if (!Buffer.isBuffer(entry)) {

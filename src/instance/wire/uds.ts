@@ -1,5 +1,6 @@
 import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
+import { corkForTurn } from "./coalesce.js";
 import { Inbound } from "./inbound.js";
 import { udsPeer } from "./peer-endpoint.js";
 import type { Accept, FrameReader, FrameWriter, Transport } from "./transport.js";
@@ -37,7 +38,7 @@ export async function listenUnix(path: string, accept: Accept): Promise<Server> 
 
 /** Newline-delimited frames over a stream socket. */
 function socketTransport(socket: Socket): Transport {
-  const inbound = new Inbound(socket, socket);
+  const inbound = new Inbound(socket);
   const reader: FrameReader = {
     listen(handlers) {
       inbound.listen(handlers);
@@ -51,8 +52,9 @@ function socketTransport(socket: Socket): Transport {
   };
   const writer: FrameWriter = {
     write(line, done) {
-      if (socket.destroyed || !socket.writable) done?.(false);
-      else if (done === undefined) socket.write(`${line}\n`);
+      if (socket.destroyed || !socket.writable) return done?.(false);
+      corkForTurn(socket);
+      if (done === undefined) socket.write(`${line}\n`);
       else socket.write(`${line}\n`, (error) => done(error == null));
     },
     backlog: () => socket.writableLength,
