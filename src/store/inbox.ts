@@ -32,9 +32,10 @@ export class InboxStore {
    * (contract §7.7: one offer per sid at a time), left out of every peek and
    * take meanwhile. */
   private readonly claimed = new Map<string, number>();
-  /** Held messages a harness may have taken just before the last run of the
-   * instance ended (marked offered, never settled): left out of every peek
-   * and claim until their transcript settles them (`settleInDoubt`). */
+  /** Held messages that were in flight when the last run of the instance
+   * ended (`offered_at` set, never settled: in a harness's hands, or a frame
+   * on its way to a subscriber's socket): left out of every peek and claim
+   * until their session's transcript settles them (`settleInDoubt`). */
   private readonly inDoubt = new Map<number, { sid: string; message: InboxMessage }>();
   private readonly markOffered;
   private readonly clearOffered;
