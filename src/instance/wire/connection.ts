@@ -19,6 +19,10 @@ export interface InboundHandler {
 }
 
 let nextId = 1;
+/** Requests running on every connection, and the connections that stopped
+ * reading because there were too many (BACKPRESSURE.maxRequestsInFlightInAll). */
+let everyInFlight = 0;
+const pausedForAll = new Set<Connection>();
 
 /**
  * One peer connection, whatever its transport: given a reader and a writer,
@@ -40,7 +44,7 @@ export class Connection {
   private identity_: Identity | undefined;
   private readonly closeListeners: (() => void)[] = [];
   /** Why reading is paused: replies piling up, too many requests running. */
-  private readonly pausedFor = new Set<"replies" | "requests">();
+  private readonly pausedFor = new Set<"replies" | "requests" | "instance">();
   private inFlight = 0;
   /** The peer's input ended (a half-close): end once its requests are answered. */
   private peerEnded = false;
@@ -98,10 +102,19 @@ export class Connection {
    * its next ones until half of those running were answered. */
   requestStarted(): void {
     if (++this.inFlight > BACKPRESSURE.maxRequestsInFlight) this.pauseReading("requests");
+    if (++everyInFlight > BACKPRESSURE.maxRequestsInFlightInAll) {
+      pausedForAll.add(this);
+      this.pauseReading("instance");
+    }
   }
 
   requestSettled(): void {
     if (--this.inFlight <= BACKPRESSURE.maxRequestsInFlight / 2) this.resumeReading("requests");
+    if (--everyInFlight <= BACKPRESSURE.maxRequestsInFlightInAll / 2 && pausedForAll.size > 0) {
+      const paused = [...pausedForAll];
+      pausedForAll.clear();
+      for (const c of paused) c.resumeReading("instance");
+    }
     if (this.peerEnded) this.endWhenAnswered();
   }
 
@@ -117,12 +130,12 @@ export class Connection {
     });
   }
 
-  private pauseReading(why: "replies" | "requests"): void {
+  private pauseReading(why: "replies" | "requests" | "instance"): void {
     if (this.pausedFor.size === 0) this.transport.reader.pause();
     this.pausedFor.add(why);
   }
 
-  private resumeReading(why: "replies" | "requests"): void {
+  private resumeReading(why: "replies" | "requests" | "instance"): void {
     if (!this.pausedFor.delete(why) || this.pausedFor.size > 0) return;
     if (this.state_ !== "closed") this.transport.reader.resume();
   }
@@ -143,6 +156,7 @@ export class Connection {
   /** The transport reported the end of the stream. */
   private closed(): void {
     if (this.state_ === "closed") return;
+    pausedForAll.delete(this);
     this.state_ = "closed";
     if (this.endCheck !== undefined) clearImmediate(this.endCheck);
     this.outbound.dispose();
