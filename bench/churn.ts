@@ -1,12 +1,12 @@
 import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "../src/client/client.js";
 import { type Daemon, startDaemon } from "./daemon.js";
-import { median, percentile, round } from "./measure.js";
+import { cpuMs, median, percentile, round, rssMb } from "./measure.js";
 
 // `peers` under churn (issue 23, item 3). 5,000 sessions connect and leave
 // while 10 people watch `peers`: what each watcher receives, what the instance
@@ -38,18 +38,6 @@ async function stop(r: Running): Promise<void> {
   r.child.kill("SIGTERM");
   await exited;
   rmSync(r.dir, { recursive: true, force: true });
-}
-
-/** CPU time (user + system) of a process so far, in ms. */
-function cpuMs(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
-
-function rssMb(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return round(kb / 1024);
 }
 
 /** The `data` member of a topic frame line, as text (it is the last one). */

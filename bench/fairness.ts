@@ -1,10 +1,10 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Daemon, startDaemon } from "./daemon.js";
-import { median, percentile, round } from "./measure.js";
+import { median, percentile, round, rssMb } from "./measure.js";
 
 // Fairness among connections (issue 23, items 2 and 10): one client's ping
 // while nine others pipeline flat out, against the same ping with no load, and
@@ -95,11 +95,6 @@ async function underFlood(d: Daemon, mode: "valid" | "invalid", idleP99: number)
     in_flight_each: WINDOW,
     flooders_replies_per_s: round(replies / (ms / 1000), 0),
   };
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 }
 
 /** 300 connections each trickle a frame of just under 1 MiB (4 KiB every

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { Client, type Pushed } from "../src/client/client.js";
 import { CLI, startDaemon } from "./daemon.js";
-import { median, percentile, round } from "./measure.js";
+import { median, percentile, round, rssMb } from "./measure.js";
 
 // Benchmarks of the instance (issue 3), each against a real instance process
 // over its real Unix socket. Every figure is a wall-clock measurement on this
@@ -66,12 +66,6 @@ async function inboxListener(
   });
   await client.call("topic_subscribe", { topic: "inbox" });
   return { client, frames: (cb) => listeners.push(cb) };
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return round(kb / 1024);
 }
 
 /** A→B one message at a time: from writing the request to B holding the frame

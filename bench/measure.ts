@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 // Small timing helpers shared by every benchmark group. Numbers are medians of
 // several rounds so one descheduled round on this 2-core machine does not skew
 // the report.
@@ -28,4 +29,17 @@ export function nsPerOp(fn: () => unknown, iterations: number, rounds = 7): numb
 export function round(n: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
+}
+
+/** Resident memory of a process now, in MB (Linux /proc). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+/** CPU time (user + system) of a process so far, in ms (Linux /proc). */
+export function cpuMs(pid: number): number {
+  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, type Pushed } from "../src/client/client.js";
 import { startDaemon } from "./daemon.js";
-import { median, percentile, round } from "./measure.js";
+import { cpuMs, median, percentile, round, rssMb } from "./measure.js";
 
 // Presence from the harness's state files (issue 9, item 2): an instance whose
 // config home holds 200 Claude Code state files of running processes, watched
@@ -29,18 +29,6 @@ interface Setup {
 function procStart(pid: number): string {
   const text = readFileSync(`/proc/${pid}/stat`, "utf8");
   return text.slice(text.lastIndexOf(")") + 2).split(" ")[19]!;
-}
-
-/** CPU time (user + system) of a process so far, in ms. */
-function cpuMs(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
-
-function rssMb(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-  return round(kb / 1024);
 }
 
 async function setup(sessions: number): Promise<Setup> {
