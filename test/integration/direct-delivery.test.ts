@@ -206,7 +206,8 @@ describe("route (a): into the harness messaging socket", () => {
     });
     const snap = await b.subscribe("inbox");
     expect((snap.data as Msg[]).map((m) => m.text)).toEqual(["later"]);
-    expect(rowsOf(B).map((r) => r.state)).toEqual(["delivered"]);
+    // Recorded delivered once the snapshot reached B's socket (DR-0050).
+    await until(() => rowsOf(B).every((r) => r.state === "delivered"));
     await harness.stop();
     a.close();
     b.close();

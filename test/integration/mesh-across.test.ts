@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Pushed } from "../../src/client/client.js";
 import { foldTopicFrame } from "../../src/contract/index.js";
 import { inboxRows } from "../helpers/db.js";
@@ -251,7 +251,9 @@ describe("across instances", () => {
         timeout: 10_000,
       })
       .toBe(true);
-    expect(inboxRows(B.stateDir).filter((r) => r.sid === sb && r.state === "held")).toEqual([]);
+    await vi.waitFor(() =>
+      expect(inboxRows(B.stateDir).filter((r) => r.sid === sb && r.state === "held")).toEqual([]),
+    );
   }, 60_000);
 
   it("relay storm: sessions coming and going on B and C reach a person on A coalesced, ending right", async () => {

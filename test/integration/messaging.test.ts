@@ -49,7 +49,10 @@ describe("message_send", () => {
     expect(frame.instance).toBe(inst.id);
     expect(m).toMatchObject({ from: A, from_label: "widgets/board", text: "hi" });
     expect(m!.mid).toMatch(new RegExp(`^${inst.id}/\\d+$`));
-    expect(inboxRows(inst.stateDir).filter((r) => r.state === "held")).toEqual([]);
+    // Recorded delivered once the frame reached B's socket (DR-0050).
+    await vi.waitFor(() =>
+      expect(inboxRows(inst.stateDir).filter((r) => r.state === "held")).toEqual([]),
+    );
     await inst.stop();
   });
 
