@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { claimWorkItem } from "../src/board/board.js";
 import { claimWorkItemPg } from "../src/board/pg-board.js";
 import type { WorkItem } from "../src/contract/ecc/board.js";
-import { fileKv, type KvBackend } from "../src/instance/kv.js";
+import { fileKv, type KvBackend } from "../src/instance/kv/kv.js";
 import { CommitQueue } from "../src/store/commit-queue.js";
 import { KvStore } from "../src/store/kv.js";
 import { PgBoardStore } from "../src/store/pg/board-store.js";

@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "../src/client/client.js";
-import { DEFAULT_SEARCH_BUDGET_MS } from "../src/instance/session-search.js";
+import { DEFAULT_SEARCH_BUDGET_MS } from "../src/instance/session-control/session-search.js";
 import { startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 

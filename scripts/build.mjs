@@ -31,7 +31,7 @@ await build({
   entryPoints: {
     ccmsg: join(root, "src", "cli", "main.ts"),
     "board-worker": join(root, "src", "board", "board-worker.ts"),
-    "search-worker": join(root, "src", "instance", "search-worker.ts"),
+    "search-worker": join(root, "src", "instance", "session-control", "search-worker.ts"),
     "index-worker": join(root, "src", "instance", "search", "index-worker.ts"),
     "query-worker": join(root, "src", "instance", "search", "query-worker.ts"),
     "gateway-worker": join(root, "src", "gateway", "request-worker.ts"),

@@ -7,47 +7,51 @@ import { tmuxInstalled } from "../harness/tmux.js";
 import { MeshConfigError, readPeersFile } from "../mesh-config.js";
 import { configFile, stateFiles } from "../paths.js";
 import { VERSION } from "../version.js";
+import { adminHandlers, authHandlers } from "./auth/handlers.js";
 import type { PersonAuth } from "./auth/person-auth.js";
-import { BoardSyncScheduler } from "./board-sync.js";
+import { BoardSyncScheduler } from "./board/board-sync.js";
+import {
+  serveTeamWorkItems,
+  serveWorkItems,
+  type WorkItemsTopic,
+} from "./board/work-items-topic.js";
 import type { Clock } from "./clock.js";
-import { directSetup } from "./direct-route.js";
 import { Dispatcher, type Handlers } from "./dispatch.js";
-import { mirrorSessions } from "./ecc-mirror.js";
+import { fileHandlers } from "./files/handlers.js";
 import type { SurfaceDeps } from "./files/session-surfaces.js";
-import { adminHandlers, authHandlers } from "./handlers/auth.js";
-import { connectHandlers } from "./handlers/connect.js";
-import { controlHandlers } from "./handlers/control.js";
-import { fileHandlers } from "./handlers/files.js";
-import { forkOriginHandlers } from "./handlers/fork-origin.js";
-import { launcherHandlers } from "./handlers/launcher.js";
-import { llmHandlers } from "./handlers/llm.js";
-import { meshAdminHandlers } from "./handlers/mesh-admin.js";
-import { messagingHandlers } from "./handlers/messaging.js";
-import { sandboxHandlers } from "./handlers/sandbox.js";
 import type { Services } from "./handlers/services.js";
-import { sessionControlHandlers } from "./handlers/session-control.js";
-import { transcriptItemsHandlers } from "./handlers/transcript-items.js";
-import { transcriptHandlers } from "./handlers/transcripts.js";
-import type { InstanceStore } from "./instance-store.js";
-import { fileKv, Kv } from "./kv.js";
+import { controlHandlers } from "./kv/handlers.js";
+import { fileKv, Kv } from "./kv/kv.js";
+import { ReservationSweeper } from "./kv/reservation-sweeper.js";
+import { launcherHandlers } from "./launcher/handlers.js";
+import { llmHandlers } from "./llm/handlers.js";
 import { type LlmServed, serveLlm } from "./llm/serve.js";
 import type { WebhookDeps } from "./llm/webhook.js";
 import { type Across, workAcross } from "./mesh/across.js";
+import { meshAdminHandlers } from "./mesh/admin-handlers.js";
 import { KvReplication } from "./mesh/kv-replication.js";
 import { Mesh } from "./mesh/mesh.js";
 import { meshTestHooks } from "./mesh/timers.js";
-import { Messaging } from "./messaging.js";
-import { PeersView } from "./peers-view.js";
-import { type HarnessKind, Presence } from "./presence.js";
-import { ReservationSweeper } from "./reservation-sweeper.js";
+import { directSetup } from "./messaging/direct-route.js";
+import { Messaging } from "./messaging/engine.js";
+import { messagingHandlers } from "./messaging/handlers.js";
 import { SandboxGrants } from "./sandbox/grants.js";
+import { sandboxHandlers } from "./sandbox/handlers.js";
 import { SearchEngine } from "./search/engine.js";
-import { Sessions } from "./sessions.js";
+import { sessionControlHandlers } from "./session-control/handlers.js";
+import { connectHandlers } from "./sessions/connect-handlers.js";
+import { mirrorSessions } from "./sessions/ecc-mirror.js";
+import { PeersView } from "./sessions/peers-view.js";
+import { type HarnessKind, Presence } from "./sessions/presence.js";
+import { Sessions } from "./sessions/sessions.js";
+import type { InstanceStore } from "./store/instance-store.js";
 import { TopicHub } from "./topic-hub.js";
 import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
+import { forkOriginHandlers } from "./transcripts/fork-origin-handlers.js";
+import { transcriptHandlers } from "./transcripts/handlers.js";
+import { transcriptItemsHandlers } from "./transcripts/item-handlers.js";
 import { serveSessionStatus } from "./transcripts/status.js";
 import type { Connection, InboundHandler } from "./wire/connection.js";
-import { serveTeamWorkItems, serveWorkItems, type WorkItemsTopic } from "./work-items-topic.js";
 
 /** What the HTTP listener needs for the sandbox origins: the grants, the
  * surfaces each request is checked against, and how to offer `sandbox` once

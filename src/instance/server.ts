@@ -7,12 +7,12 @@ import { VERSION } from "../version.js";
 import { Clock } from "./clock.js";
 import { instanceLog } from "./deferred-log.js";
 import { buildEngines, type EngineInputs } from "./engines.js";
-import type { startHttp } from "./http-listener.js";
-import { loadOrMintInstanceId } from "./identity.js";
-import { type InstanceStore, openInstanceStore } from "./instance-store.js";
+import type { startHttp } from "./http/listener.js";
 import { stopInstance } from "./shutdown.js";
-import { type KeptSocket, keepSocket } from "./socket-keeper.js";
+import { loadOrMintInstanceId } from "./store/identity.js";
+import { type InstanceStore, openInstanceStore } from "./store/instance-store.js";
 import { Connection } from "./wire/connection.js";
+import { type KeptSocket, keepSocket } from "./wire/socket-keeper.js";
 import type { Transport } from "./wire/transport.js";
 
 export interface InstanceOptions extends Pick<EngineInputs, "team"> {
@@ -105,7 +105,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     engines.boardSync.start();
     const compacted = engines.search.ready.then(() => opened.compact(startedAt));
     if (options.http !== null) {
-      const { startHttp } = await import("./http-listener.js");
+      const { startHttp } = await import("./http/listener.js");
       http = await startHttp({
         ...{ listen: options.http, accept, log, store: opened, stateDir: options.stateDir },
         owner: {

@@ -2,13 +2,13 @@ import { rmSync } from "node:fs";
 import type { Logger } from "pino";
 import type { MutationRunner } from "../board/runner.js";
 import { encodeEvent } from "../contract/frames.js";
+import type { WorkItemsTopic } from "./board/work-items-topic.js";
 import type { Dispatcher } from "./dispatch.js";
-import type { InstanceStore } from "./instance-store.js";
-import type { Sessions } from "./sessions.js";
-import type { KeptSocket } from "./socket-keeper.js";
+import type { Sessions } from "./sessions/sessions.js";
+import type { InstanceStore } from "./store/instance-store.js";
 import type { TopicHub } from "./topic-hub.js";
 import type { Connection } from "./wire/connection.js";
-import type { WorkItemsTopic } from "./work-items-topic.js";
+import type { KeptSocket } from "./wire/socket-keeper.js";
 
 /** What a stop takes down, in its order. */
 export interface StopParts {

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { Clock } from "../../src/instance/clock.js";
-import { type InstanceStore, openInstanceStore } from "../../src/instance/instance-store.js";
-import { fileKv, Kv } from "../../src/instance/kv.js";
+import { fileKv, Kv } from "../../src/instance/kv/kv.js";
 import { KvReplication } from "../../src/instance/mesh/kv-replication.js";
+import { type InstanceStore, openInstanceStore } from "../../src/instance/store/instance-store.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
 import { type MemoryMesh, memoryMesh } from "./memory-mesh.js";
 

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { refusalIn } from "../../src/harness/claude/messaging-socket.js";
-import { DirectRoute, harnessMsgId } from "../../src/instance/direct-route.js";
+import { DirectRoute, harnessMsgId } from "../../src/instance/messaging/direct-route.js";
 import type { InboxStore } from "../../src/store/inbox.js";
 import { FakeHarness } from "../helpers/fake-harness.js";
 import { isolatedHome } from "../helpers/instance.js";

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { isLoopbackHost, parseHostPort } from "../../address.js";
 import type { HttpConfig } from "../../config.js";
 import { AuthRecordsStore } from "../../store/auth-records.js";
-import type { InstanceStore } from "../instance-store.js";
+import type { InstanceStore } from "../store/instance-store.js";
 import { PersonAuth } from "./person-auth.js";
 
 /** Beyond loopback only for people who can prove who they are (DR-0044):

@@ -3,7 +3,7 @@ import type { LlmRequestInfo } from "../../contract/llm.js";
 import { cacheWindowEnd, decideMainSeries } from "../../contract/llm-main.js";
 import type { LlmEvent } from "../../gateway/event.js";
 import type { Clock } from "../clock.js";
-import type { Sessions } from "../sessions.js";
+import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 
 /** The series one request belongs to: (sid, prefix), as §5.4 keys windows. */

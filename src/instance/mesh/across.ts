@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Clock } from "../clock.js";
-import type { Sessions } from "../sessions.js";
+import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import { Forwarder } from "./forward.js";
 import { OwnerIndex } from "./owners.js";

@@ -6,7 +6,7 @@ import type { KvEntry } from "../../contract/kv.js";
 import { isValid } from "../../contract/validate.js";
 import type { KvChange, KvStore } from "../../store/kv.js";
 import type { Clock } from "../clock.js";
-import type { Kv } from "../kv.js";
+import type { Kv } from "../kv/kv.js";
 import type { MeshFrame, MeshPort } from "./port.js";
 
 // KV replication across the mesh (contract §11, DR-0049). Each replica keeps a

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
-import type { Sessions } from "../sessions.js";
+import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import { TranscriptFeeds } from "./feeds.js";
 import { ItemIndex, serveItemsTopic } from "./items.js";

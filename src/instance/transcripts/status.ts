@@ -9,9 +9,9 @@ import { foldLines } from "../../harness/session-fold.js";
 import { ms, type StatusFacts, statusSnapshot } from "../../harness/status-snapshot.js";
 import { listSubagents } from "../../harness/transcript-files.js";
 import { readLines } from "../../harness/transcript-lines.js";
-import { emptySessionStatus } from "../session-status.js";
-import type { Sessions } from "../sessions.js";
+import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
+import { emptySessionStatus } from "./empty-status.js";
 import type { Feed, FeedConsumer, FeedInfo, TranscriptFeeds } from "./feeds.js";
 
 // `session_status:<sid>` and `session_errors` (contract §5.4) from the

@@ -1,0 +1,116 @@
+import type { Logger } from "pino";
+import { isLoopbackHost, parseHostPort } from "../../address.js";
+import type { ControlPaneDeps } from "../../board/http.js";
+import type { HttpConfig } from "../../config.js";
+import { type InstanceRun, loadOrMintOwnerSecret } from "../../owner-credential.js";
+import type { PersonAuth } from "../auth/person-auth.js";
+import type { SandboxSide } from "../engines.js";
+import type { WebhookDeps } from "../llm/webhook.js";
+import type { Mesh } from "../mesh/mesh.js";
+import type { SearchHttpDeps } from "../search/http.js";
+import type { InstanceStore } from "../store/instance-store.js";
+import { type BoundHttp, bindHttp } from "../wire/http-bind.js";
+import type { Accept } from "../wire/transport.js";
+import type { TestHooks } from "./test-hooks.js";
+
+export interface HttpListenerOptions {
+  /** `host:port` (port 0 = ephemeral). */
+  listen: string;
+  accept: Accept;
+  controlPane: ControlPaneDeps;
+  /** The instance's store: the console's reads (console-api.ts) and the
+   * person-auth records (DR-0044). */
+  store: InstanceStore;
+  stateDir: string;
+  /** Search across sessions (`/api/search`). */
+  search: SearchHttpDeps["search"];
+  testHooks?: TestHooks;
+  /** The sandbox origins (DR-0042): offered once bound where a browser
+   * reaches `*.sandbox.localhost` — loopback, or a wildcard address. */
+  sandbox: SandboxSide;
+  /** The LLM-gateway webhook (`…/webhook/<source>`); absent = every source unknown. */
+  webhook?: WebhookDeps;
+  log: Logger;
+  /** The owner credential's file, this run (one-time links are bound to it)
+   * and the instance clock. */
+  owner: { secretPath: string; run: InstanceRun; now(): number };
+  /** The endpoint, trusted proxies and source allowlist (config `http`). */
+  network: HttpConfig;
+  /** An access token's lifetime (a test hook; default ACCESS_TTL_MS). */
+  accessTtlMs: number | undefined;
+  /** The mesh's side: its WebSocket links and the one-off key route; the
+   * listener starts it once bound. */
+  mesh?: Mesh;
+}
+
+/**
+ * The HTTP side of the instance: the WebSocket transport and each plugin in
+ * its own encapsulated context. The listener is bound at once, after the local
+ * socket answers (DR-0007); the HTTP stack behind it loads on the first
+ * request (DR-0022).
+ */
+export async function startHttp(
+  options: HttpListenerOptions,
+): Promise<BoundHttp & { people: PersonAuth }> {
+  const { host, port } = parseHostPort(options.listen);
+  const { refuseBareExposure, startPeople } = await import("../auth/people.js");
+  refuseBareExposure(options.listen, options.store);
+  // Made once bound: its default endpoint names the port.
+  let people: PersonAuth | undefined;
+  if (!isLoopbackHost(host))
+    options.log.warn({ host }, "HTTP listener bound beyond loopback, as asked");
+  const { testHooks, owner } = options;
+  const secret = loadOrMintOwnerSecret(owner.secretPath);
+  const bound = await bindHttp(host, port, async (server, boundPort) => {
+    const [
+      { httpHandlers },
+      { OwnerAuth },
+      { controlPanePlugin },
+      { testHooksPlugin },
+      { consoleFiles },
+      { consoleApiPlugin },
+    ] = await Promise.all([
+      import("../wire/http.js"),
+      import("../wire/owner-auth.js"),
+      import("../../board/http.js"),
+      import("./test-hooks.js"),
+      import("../wire/console-files.js"),
+      import("./console-api.js"),
+    ]);
+    const { searchPlugin } = await import("../search/http.js");
+    const { sandboxHost } = await import("../sandbox/serve.js");
+    const { webhookPlugin } = await import("../llm/webhook.js");
+    return httpHandlers(server, {
+      host,
+      port: boundPort,
+      accept: options.accept,
+      owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
+      network: options.network,
+      people: () => people,
+      instanceId: owner.run.instance,
+      ...(options.mesh === undefined ? {} : { mesh: options.mesh }),
+      console: (app) => consoleFiles(app),
+      hosted: sandboxHost({ ...options.sandbox, log: options.log }),
+      plugins: (app) => {
+        app.register(controlPanePlugin, options.controlPane);
+        const { stateDir } = options;
+        const inbox = options.store.inbox;
+        app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
+        app.register(searchPlugin, { search: options.search, now: owner.now });
+        app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
+        if (testHooks !== undefined)
+          app.register(testHooksPlugin, { ...testHooks, mesh: options.mesh });
+      },
+    });
+  });
+  if (isLoopbackHost(host) || host === "0.0.0.0" || host === "::")
+    options.sandbox.offer(parseHostPort(bound.address).port);
+  // Bound: the mesh knows its endpoint now and dials its peers.
+  options.mesh?.startOn(bound.address, options.network.endpoint);
+  people = startPeople({
+    ...{ id: owner.run.instance, address: bound.address, config: options.network },
+    ...{ store: options.store, now: owner.now, log: options.log },
+    accessTtlMs: options.accessTtlMs,
+  });
+  return { ...bound, people };
+}

@@ -1,0 +1,19 @@
+import type { Handlers } from "../dispatch.js";
+import type { Services } from "../handlers/services.js";
+
+// The LLM gateway's ops (contract §4.3.5), offered with a webhook source:
+// `llm_stats_read` (capability `llm_stats`) — spend per day, credential name
+// and model, summed from what the gateways reported; `llm_usage_read`
+// (`llm_usage`) — quota per credential from the rate-limit headers they saw
+// (DR-0043).
+
+export function llmHandlers(s: Services): Handlers {
+  return {
+    async llm_stats_read({ days }) {
+      return s.llmUsage.stats(days, s.now());
+    },
+    async llm_usage_read({ refresh }) {
+      return s.llmQuota.read(refresh === true, s.now());
+    },
+  };
+}

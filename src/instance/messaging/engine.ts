@@ -1,0 +1,443 @@
+import type { Logger } from "pino";
+import type { HandOverMode } from "../../contract/connect.js";
+import { INBOX_MAX_PER_SID, INBOX_RETENTION_MS } from "../../contract/constants.js";
+import { ContractError, contractError } from "../../contract/errors.js";
+import { isMid, parseMid, type Sender, type Sid } from "../../contract/identifiers.js";
+import type {
+  InboxMessage,
+  MessageSendArgs,
+  MessageSendResult,
+  Notification,
+} from "../../contract/messaging.js";
+import { type CandidateSession, type LastLiveSession, lostStateOf } from "../../contract/peers.js";
+import type { InboxStore } from "../../store/inbox.js";
+import type { Clock } from "../clock.js";
+import type { Sessions } from "../sessions/sessions.js";
+import type { InboxDelivery, TopicHub } from "../topic-hub.js";
+import type { Connection } from "../wire/connection.js";
+import { DirectRoute, type DirectSetup } from "./direct-route.js";
+import { HandOvers } from "./hand-overs.js";
+
+/**
+ * Carrying a message from one session (or a person) to one session (contract
+ * §7): hand it over now when the recipient listens, otherwise hold it in the
+ * inbox and say why. A held message reaches its recipient exactly once, oldest
+ * first, in the snapshot of its next `inbox` subscription — there is no resend
+ * timer.
+ */
+/** Told of every message sent and notification raised (the search index). */
+export interface MessagingObserver {
+  message(to: Sid, message: InboxMessage): void;
+  notification(note: Notification): void;
+}
+
+export class Messaging {
+  private counter: number;
+  private observer: MessagingObserver | undefined;
+  /** `say_post` marks: volatile, cleared by `say_mark_read`. */
+  private readonly unread = new Map<Sid, number>();
+  /** Sids with an offer of held messages in progress (one at a time). */
+  private readonly offering = new Set<Sid>();
+  /** Sids that got new held messages while an offer was in progress. */
+  private readonly offerAgain = new Set<Sid>();
+  private readonly handOvers = new HandOvers();
+  /** Adds candidates live on other instances (the mesh's rows). */
+  private elsewhere:
+    | ((row: LastLiveSession, local: CandidateSession[]) => CandidateSession[])
+    | undefined;
+  /** Route (a): straight into the recipient's harness. */
+  readonly direct: DirectRoute;
+
+  constructor(
+    private readonly instanceId: string,
+    private readonly sessions: Sessions,
+    private readonly inbox: InboxStore,
+    private readonly hub: TopicHub,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    direct: DirectSetup,
+  ) {
+    this.direct = new DirectRoute(direct, inbox, this.directHooks(), () => clock.now(), log);
+    // Mids resume above every mid this instance ever issued, so a `reply_to`
+    // never points at a reused mid.
+    this.counter = inbox.midFloor();
+    hub.provideSnapshot(
+      "inbox",
+      (conn) => this.snapshot(conn),
+      (conn, ok, data) => this.written(conn, ok, data as InboxMessage[]),
+    );
+    // A receiver that was refused messages reads again: offer what it missed.
+    hub.onInboxReading((sid, conn) => this.offerHeld(sid, conn));
+    // What a hand-over subscriber claimed and did not confirm is held again.
+    hub.onInboxEnded((sid, conn) => this.afterRelease(sid, this.handOvers.releaseAll(conn)));
+    // Messages a harness may have taken as the last run ended: settled by
+    // the transcript, then offered like any held message if they did not
+    // arrive (DR-0050).
+    void this.direct.settleInDoubt().then((again) => {
+      for (const sid of again) {
+        const holder = hub.inboxHolder(sid);
+        if (holder !== undefined) this.offerHeld(sid, holder);
+        void this.direct.offerHeld(sid);
+      }
+    });
+    // A session that is live again is offered what is held for it through its
+    // harness (contract §7.7: an event, never a timer).
+    const live = new Set<Sid>();
+    sessions.onLifecycle((s) => {
+      if (!("connections" in s)) live.delete(s.sid);
+      else if (!live.has(s.sid)) {
+        live.add(s.sid);
+        void this.direct.offerHeld(s.sid);
+      }
+    });
+  }
+
+  /**
+   * A session's inbox snapshot is what is held for it, claimed by the
+   * subscriber: a plain one's claims are recorded delivered once the frames
+   * reached its socket (subscribing is receiving, DR-0050), a hand-over one's
+   * once it confirms (DR-0024). Messages claimed elsewhere are left out.
+   */
+  private snapshot(conn: Connection): InboxMessage[] {
+    const identity = conn.identity;
+    if (identity?.role !== "session") return [];
+    const sid = identity.sid;
+    const held = this.inbox.peekHeld(sid, this.clock.now(), INBOX_RETENTION_MS);
+    if (held !== undefined) return this.handOvers.claim(conn, sid, held);
+    // Another process holds the write lock: the snapshot is empty and what
+    // is held follows as soon as it can be read.
+    this.offerHeld(sid, conn);
+    return [];
+  }
+
+  /**
+   * Claimed messages reached a plain subscriber's socket (`ok`): record them
+   * delivered. Until that is committed they stay claimed, so no other route
+   * offers them; a commit that fails is tried again, and a crash before it
+   * leaves them held — offered again with the same mids, never lost. When
+   * the connection ended first, its claims are released with it.
+   */
+  private written(conn: Connection, ok: boolean, messages: readonly InboxMessage[]): void {
+    const identity = conn.identity;
+    if (!ok || identity?.role !== "session" || this.handOvers.mode(conn) !== undefined) return;
+    const counters = messages.map((m) => parseMid(m.mid).counter);
+    const claims = this.handOvers.beginSettle(conn, counters, true);
+    if (claims === undefined || claims.length === 0) return;
+    const record = (): void => {
+      this.inbox
+        .settleWritten(
+          identity.sid,
+          claims.map((c) => c.counter),
+          this.clock.now(),
+        )
+        .then(
+          () => this.handOvers.endSettle(conn, claims, true),
+          (error: unknown) => {
+            this.log.warn({ err: error, sid: identity.sid }, "delivery not recorded yet: retrying");
+            setTimeout(record, 1000).unref();
+          },
+        );
+    };
+    record();
+  }
+
+  /** Make `conn`'s next `inbox` subscription a hand-over one (DR-0024), or
+   * a plain one (undefined). */
+  armHandOver(conn: Connection, mode: HandOverMode | undefined): void {
+    this.handOvers.arm(conn, mode);
+  }
+
+  /**
+   * A hand-over subscriber passed these claimed messages on: record them
+   * delivered, all or none. Returns the mids recorded — empty when one of
+   * them is not its claim any more (then none is, and all are held again).
+   */
+  async confirmHandOver(conn: Connection, mids: readonly string[]): Promise<string[]> {
+    const identity = conn.identity;
+    if (identity?.role !== "session") return [];
+    const counters: number[] = [];
+    for (const mid of mids) {
+      const parsed = isMid(mid) ? parseMid(mid) : undefined;
+      if (parsed?.instance !== this.instanceId) return [];
+      counters.push(parsed.counter);
+    }
+    const claims = this.handOvers.beginSettle(conn, counters);
+    if (claims === undefined) return [];
+    try {
+      await this.inbox.settleDelivered(identity.sid, counters, this.clock.now());
+    } catch (error) {
+      this.log.warn({ err: error, sid: identity.sid }, "hand-over not recorded: held again");
+      this.afterRelease(identity.sid, this.handOvers.endSettle(conn, claims, false));
+      return [];
+    }
+    this.handOvers.endSettle(conn, claims, true);
+    return [...mids];
+  }
+
+  /** What receives `sid`'s inbox now: a waiter, a plain subscriber, or none. */
+  receiverOf(sid: Sid): "wait" | "plain" | undefined {
+    const holder = this.hub.inboxHolder(sid);
+    if (holder === undefined) return undefined;
+    return this.handOvers.mode(holder) === "wait" ? "wait" : "plain";
+  }
+
+  /** The session declared it is stopping: its waiter stops receiving, so
+   * nothing is handed to a hook whose session is going away. */
+  endWaiting(sid: Sid): void {
+    const holder = this.hub.inboxHolder(sid);
+    if (holder !== undefined && this.handOvers.mode(holder) === "wait") this.hub.supersede(holder);
+  }
+
+  /** Offer sessions live on other instances as candidates too. */
+  candidatesElsewhere(
+    add: (row: LastLiveSession, local: CandidateSession[]) => CandidateSession[],
+  ): void {
+    this.elsewhere = add;
+  }
+
+  /** Tell `observer` of every message and notification from now on. */
+  observe(observer: MessagingObserver): void {
+    this.observer = observer;
+  }
+
+  async send(from: Sender, args: MessageSendArgs): Promise<MessageSendResult> {
+    const target = this.sessions.lookup(args.to);
+    if (target === undefined) throw contractError("session_not_found", `no session ${args.to}`);
+    const now = this.clock.now();
+    const counter = ++this.counter;
+    const message: InboxMessage = {
+      mid: `${this.instanceId}/${counter}`,
+      from,
+      from_label: this.sessions.label(from),
+      text: args.text,
+      sent_at: now,
+    };
+    if (args.reply_to !== undefined) message.reply_to = args.reply_to;
+    if (from === "user") this.sessions.markUserInput(args.to);
+    const result = await this.carry(args.to, target, counter, message);
+    this.observer?.message(args.to, message);
+    return result;
+  }
+
+  /** Delivered now, or held and why (contract §7.3). */
+  private async carry(
+    to: Sid,
+    target: NonNullable<ReturnType<Sessions["lookup"]>>,
+    counter: number,
+    message: InboxMessage,
+  ): Promise<MessageSendResult> {
+    const direct = await this.direct.send(to, counter, message);
+    if (direct !== undefined) return direct;
+
+    if (target.kind === "live") {
+      const holder = this.hub.inboxHolder(to);
+      if (holder !== undefined && this.handOvers.mode(holder) === "wait")
+        return this.sendToWaiter(to, counter, message);
+      let outcome = await this.deliverLive(to, counter, message);
+      // Its receiver went while it waited; a newer one may have taken over.
+      if (outcome === "none") outcome = await this.deliverLive(to, counter, message);
+      if (outcome === "accepted") return { delivered: true };
+      if (outcome === "kept") return { delivered: false, reason: "preparing" };
+      return this.hold(to, counter, message, outcome === "stalled" ? "throttled" : "preparing");
+    }
+    const state = lostStateOf(target.row);
+    const result = await this.hold(to, counter, message, state);
+    if (result.reason === state) {
+      const local = this.sessions.candidates(target.row);
+      result.candidates = this.elsewhere?.(target.row, local) ?? local;
+    }
+    return result;
+  }
+
+  /**
+   * Route (b) to a plain subscriber (DR-0050): the frame goes into its egress
+   * queue and the message is stored — delivered if the frame reached the
+   * socket by the commit, else held and claimed by that connection until it
+   * does, so a crash meanwhile offers it again instead of losing it. The
+   * reply waits for the commit, not for the socket: a receiver that stops
+   * reading paces its senders through the queue's bounds, never hangs them.
+   * `kept`: the connection ended before the frame left; the message is held
+   * and offered to the next receiver.
+   */
+  private async deliverLive(
+    to: Sid,
+    counter: number,
+    message: InboxMessage,
+  ): Promise<InboxDelivery | "kept"> {
+    const conn = this.hub.inboxHolder(to);
+    if (conn === undefined) return "none";
+    let written: boolean | undefined;
+    let settle: ((ok: boolean) => void) | undefined;
+    const outcome = await this.hub.deliverInbox(to, message, (ok) => {
+      written = ok;
+      settle?.(ok);
+    });
+    if (outcome !== "accepted") return outcome;
+    if (written === undefined) this.handOvers.claim(conn, to, [{ counter, message }]);
+    let state: "held" | "delivered";
+    try {
+      state = await this.inbox.recordHanded(to, counter, message, () => written === true);
+    } catch (error) {
+      // Handed over: the reply says so whatever happens to the record — a
+      // sender told otherwise would send it twice.
+      this.log.warn({ err: error, sid: to }, "delivered message not recorded");
+      this.handOvers.forget(to, counter);
+      return "accepted";
+    }
+    if (state === "delivered") {
+      this.handOvers.forget(to, counter);
+      return "accepted";
+    }
+    if (written === false) {
+      this.afterRelease(to, [{ counter }]);
+      return "kept";
+    }
+    settle = (ok) => this.written(conn, ok, [message]);
+    if (written === true) settle(true);
+    return "accepted";
+  }
+
+  private directHooks() {
+    return {
+      hold: (sid: Sid, counter: number, m: InboxMessage) => this.hold(sid, counter, m, "throttled"),
+      recordDelivered: (sid: Sid, counter: number, m: InboxMessage) =>
+        this.inbox.recordDelivered(sid, counter, m).catch((error: unknown) => {
+          this.log.warn({ err: error, sid }, "delivered message not recorded");
+        }),
+      offerElsewhere: (sid: Sid) => {
+        const conn = this.hub.inboxHolder(sid);
+        if (conn !== undefined) this.offerHeld(sid, conn);
+      },
+      claimedElsewhere: (sid: Sid) => this.handOvers.claimed(sid),
+    };
+  }
+
+  /**
+   * The recipient's receiver is a waiter: the message is held first (a
+   * waiter killed before passing it on must not lose it), claimed by the
+   * waiter, and answered `delivered` only once the waiter confirms — else it
+   * stays held (`preparing`) for the next waiter or hook.
+   */
+  private async sendToWaiter(
+    sid: Sid,
+    counter: number,
+    message: InboxMessage,
+  ): Promise<MessageSendResult> {
+    const fate = this.handOvers.fate(counter);
+    let held: MessageSendResult;
+    try {
+      held = await this.hold(sid, counter, message, "preparing");
+    } catch (error) {
+      this.handOvers.settleFate(counter, false);
+      throw error;
+    }
+    const holder = this.hub.inboxHolder(sid);
+    if (holder === undefined) this.handOvers.settleFate(counter, false);
+    else this.offerHeld(sid, holder);
+    return (await fate) ? { delivered: true } : held;
+  }
+
+  /**
+   * Store a message for later. When it cannot be stored (the database is
+   * locked for too long, the disk is full) the reply is `internal_error`
+   * saying it was not sent: nothing was kept or delivered, so sending it
+   * again duplicates nothing.
+   */
+  private async hold(
+    sid: Sid,
+    counter: number,
+    message: InboxMessage,
+    reason: "preparing" | "throttled" | "paused" | "disappeared",
+  ): Promise<MessageSendResult> {
+    let stored: { dropped?: string };
+    try {
+      stored = await this.inbox.hold(sid, counter, message, INBOX_MAX_PER_SID, INBOX_RETENTION_MS);
+    } catch (error) {
+      const why =
+        error instanceof ContractError ? error.message : "the message could not be stored";
+      throw contractError("internal_error", `not sent, retry: ${why}`, { cause: error });
+    }
+    if (stored.dropped === undefined) return { delivered: false, reason };
+    this.log.info({ sid, mid: stored.dropped }, "inbox full: oldest message dropped");
+    const dropped = parseMid(stored.dropped).counter;
+    this.handOvers.forget(sid, dropped);
+    this.handOvers.settleFate(dropped, false);
+    return { delivered: false, reason: "inbox_full" };
+  }
+
+  /**
+   * Offer what is held for `sid` to its receiver `conn` as soon as the store
+   * allows, if `conn` is still the one receiving then: claimed, and recorded
+   * delivered once in a plain subscriber's socket or confirmed by a waiter.
+   * Retried while it is (another process may hold the lock for long). One
+   * offer per sid at a time; what arrives meanwhile is offered right after.
+   */
+  private offerHeld(sid: Sid, conn: Connection): void {
+    if (this.offering.has(sid)) {
+      this.offerAgain.add(sid);
+      return;
+    }
+    this.offering.add(sid);
+    const current = () => this.hub.inboxHolder(sid) === conn && !conn.isClosed;
+    const now = () => this.clock.now();
+    const offer = this.inbox
+      .peekHeldLater(sid, now, INBOX_RETENTION_MS)
+      .then((held) => (current() ? this.handOvers.claim(conn, sid, held) : []));
+    offer.then(
+      (messages) => {
+        this.offering.delete(sid);
+        for (const m of messages) this.hub.offerInbox(conn, m, (ok) => this.written(conn, ok, [m]));
+        const holder = this.hub.inboxHolder(sid);
+        if (holder !== conn || this.offerAgain.has(sid)) {
+          this.offerAgain.delete(sid);
+          if (holder !== undefined) this.offerHeld(sid, holder);
+        }
+      },
+      (error: unknown) => {
+        this.offering.delete(sid);
+        this.log.warn({ err: error, sid }, "held messages not offered yet");
+        if (current()) setTimeout(() => this.offerHeld(sid, conn), 1000).unref();
+      },
+    );
+  }
+
+  /** Claims released without being confirmed: the messages are held again,
+   * offered to the receiver there is, or their senders told they are held. */
+  private afterRelease(sid: Sid, released: { counter: number }[]): void {
+    if (released.length === 0) return;
+    // After the current turn: a waiter superseding the one released claims
+    // them in its own snapshot first.
+    setImmediate(() => {
+      const holder = this.hub.inboxHolder(sid);
+      if (holder !== undefined && !holder.isClosed) return this.offerHeld(sid, holder);
+      for (const { counter } of released)
+        if (!this.handOvers.isClaimed(sid, counter)) this.handOvers.settleFate(counter, false);
+    });
+  }
+
+  /** A best-effort line for whoever watches; nothing is kept. */
+  notify(about: Sid, text: string, now = this.clock.now()): void {
+    const note: Notification = {
+      sid: about,
+      sid_label: this.sessions.label(about),
+      text,
+      sent_at: now,
+    };
+    this.hub.publish("notify", note);
+    this.observer?.notification(note);
+  }
+
+  /** A session spoke: raise its unread mark and tell watchers. */
+  say(sid: Sid, text: string): number {
+    const now = this.clock.now();
+    this.unread.set(sid, now);
+    // One instant: the reply's posted_at is the notification's sent_at.
+    this.notify(sid, text, now);
+    return now;
+  }
+
+  clearUnread(sid?: Sid): void {
+    if (sid === undefined) this.unread.clear();
+    else this.unread.delete(sid);
+  }
+}

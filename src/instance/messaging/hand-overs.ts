@@ -1,0 +1,137 @@
+import type { HandOverMode } from "../../contract/connect.js";
+import type { Sid } from "../../contract/identifiers.js";
+import type { InboxMessage } from "../../contract/messaging.js";
+import type { Connection } from "../wire/connection.js";
+
+/** How long a sender waits to learn whether a claimed message was passed on
+ * before it is told the message is held (`preparing`). A waiter confirms in
+ * milliseconds; this bounds a stopped one. */
+export const HAND_OVER_REPLY_MS = 5000;
+
+interface Claim {
+  sid: Sid;
+  counter: number;
+  /** Being recorded delivered: no longer released, still skipped by takes. */
+  settling: boolean;
+}
+
+/**
+ * Inbox messages claimed by hand-over subscriptions (DR-0024): held in the
+ * store until their subscriber confirms it passed them on, and meanwhile
+ * nobody else's. Also the fates senders wait on: a message sent to a waiter
+ * answers `delivered` only once confirmed.
+ */
+export class HandOvers {
+  private readonly modes = new WeakMap<Connection, HandOverMode>();
+  private readonly byConn = new Map<Connection, Map<number, Claim>>();
+  private readonly bySid = new Map<Sid, Map<number, Connection>>();
+  private readonly fates = new Map<number, (handed: boolean) => void>();
+
+  /** Mark `conn`'s inbox subscription as a hand-over one (or, undefined, a
+   * plain one again). */
+  arm(conn: Connection, mode: HandOverMode | undefined): void {
+    if (mode === undefined) this.modes.delete(conn);
+    else this.modes.set(conn, mode);
+  }
+
+  mode(conn: Connection): HandOverMode | undefined {
+    return this.modes.get(conn);
+  }
+
+  /** Counters of `sid` claimed by anyone: left out of every other take. */
+  claimed(sid: Sid): ReadonlySet<number> {
+    return new Set(this.bySid.get(sid)?.keys());
+  }
+
+  /** Claim held messages for `conn`; those claimed elsewhere are left out.
+   * Returns the messages now claimed by `conn`, in the given order. */
+  claim(conn: Connection, sid: Sid, held: { counter: number; message: InboxMessage }[]) {
+    const owners = this.bySid.get(sid) ?? new Map<number, Connection>();
+    this.bySid.set(sid, owners);
+    const mine = this.byConn.get(conn) ?? new Map<number, Claim>();
+    this.byConn.set(conn, mine);
+    const claimed: InboxMessage[] = [];
+    for (const { counter, message } of held) {
+      if (owners.has(counter)) continue;
+      owners.set(counter, conn);
+      mine.set(counter, { sid, counter, settling: false });
+      claimed.push(message);
+    }
+    return claimed;
+  }
+
+  /** The claims `conn` holds on exactly these counters, marked settling —
+   * or undefined (nothing changed) unless every one is its claim. With
+   * `some`, those of them it still holds and is not settling already. */
+  beginSettle(conn: Connection, counters: readonly number[], some = false): Claim[] | undefined {
+    const mine = this.byConn.get(conn);
+    const found = counters.map((c) => mine?.get(c));
+    const claims = found.filter((c): c is Claim => c !== undefined && !c.settling);
+    if (!some && claims.length !== counters.length) return undefined;
+    for (const c of claims) c.settling = true;
+    return claims;
+  }
+
+  /** Settling ended: recorded (fates say delivered) or not (released). */
+  endSettle(conn: Connection, claims: Claim[], recorded: boolean): Claim[] {
+    for (const c of claims) c.settling = false;
+    if (!recorded) return this.drop(conn, claims);
+    this.drop(conn, claims);
+    for (const c of claims) this.settleFate(c.counter, true);
+    return [];
+  }
+
+  /** Release every claim of `conn` that is not being recorded. */
+  releaseAll(conn: Connection): Claim[] {
+    const mine = this.byConn.get(conn);
+    if (mine === undefined) return [];
+    return this.drop(
+      conn,
+      [...mine.values()].filter((c) => !c.settling),
+    );
+  }
+
+  /** A claimed message left the inbox another way (dropped by overflow). */
+  forget(sid: Sid, counter: number): void {
+    const conn = this.bySid.get(sid)?.get(counter);
+    const claim = conn === undefined ? undefined : this.byConn.get(conn)?.get(counter);
+    if (conn !== undefined && claim !== undefined) this.drop(conn, [claim]);
+  }
+
+  private drop(conn: Connection, claims: Claim[]): Claim[] {
+    const mine = this.byConn.get(conn);
+    for (const c of claims) {
+      mine?.delete(c.counter);
+      const owners = this.bySid.get(c.sid);
+      owners?.delete(c.counter);
+      if (owners?.size === 0) this.bySid.delete(c.sid);
+    }
+    if (mine?.size === 0) this.byConn.delete(conn);
+    return claims;
+  }
+
+  /** Whether anyone holds a claim on this counter now. */
+  isClaimed(sid: Sid, counter: number): boolean {
+    return this.bySid.get(sid)?.has(counter) ?? false;
+  }
+
+  /** Wait (at most HAND_OVER_REPLY_MS) for a held message's fate: true once
+   * recorded delivered, false when it is (still) held. */
+  fate(counter: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.settleFate(counter, false), HAND_OVER_REPLY_MS);
+      timer.unref();
+      this.fates.set(counter, (handed) => {
+        clearTimeout(timer);
+        resolve(handed);
+      });
+    });
+  }
+
+  settleFate(counter: number, handed: boolean): void {
+    const resolve = this.fates.get(counter);
+    if (resolve === undefined) return;
+    this.fates.delete(counter);
+    resolve(handed);
+  }
+}
