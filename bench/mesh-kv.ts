@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Pushed } from "../src/client/client.js";
 import { Client } from "../src/client/client.js";
-import type { MeshListing } from "../src/mesh-config.js";
-import { writePeersFile } from "../src/mesh-config.js";
+import type { MeshListing } from "../src/config/mesh.js";
+import { writePeersFile } from "../src/config/mesh.js";
 import { type Daemon, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, type Pushed } from "../src/client/client.js";
-import { writePeersFile } from "../src/mesh-config.js";
+import { writePeersFile } from "../src/config/mesh.js";
 import { type Daemon, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/config.js";
 import type { WorkItem, WorkItemsSummary } from "../contract/ecc/board.js";
-import { configFile } from "../paths.js";
+import { configFile } from "../state/paths.js";
 import { PgBoardStore } from "../store/pg/board-store.js";
 import { KV_CHANNEL } from "../store/pg/kv-store.js";
 import { TeamKv } from "../store/pg/team-kv.js";

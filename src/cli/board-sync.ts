@@ -5,10 +5,10 @@ import {
   runSync,
   type SyncReport,
 } from "../board/sync/run.js";
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/config.js";
 import { ContractError } from "../contract/errors.js";
-import { configFile, resolveStateDir, stateFiles } from "../paths.js";
-import { ensureStateDir } from "../state-dir.js";
+import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
+import { ensureStateDir } from "../state/state-dir.js";
 import { openStateStore } from "../store/state-store.js";
 import { parse, wantsJson } from "./options.js";
 

@@ -3,7 +3,7 @@ import { configuredStore } from "../board/team-board.js";
 import { sessionId } from "../client/flags.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
-import { resolveStateDir, stateFiles } from "../paths.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
 import { isPostgresUrl } from "../store/pg/url.js";
 import { openStateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";

@@ -1,9 +1,9 @@
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/config.js";
 import { ContractError } from "../contract/errors.js";
 import { runCheck } from "../hud/check-runner.js";
-import { configFile, resolveStateDir, stateFiles } from "../paths.js";
 import { gitUnavailableReason, probeGit } from "../probes/git.js";
-import { ensureStateDir } from "../state-dir.js";
+import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
+import { ensureStateDir } from "../state/state-dir.js";
 import type { CheckRun } from "../store/check-runs.js";
 import { isPostgresUrl } from "../store/pg/url.js";
 import type { Command } from "./command.js";

@@ -1,13 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { connect } from "node:net";
-import { isLoopbackHost, parseHostPort } from "../address.js";
 import { UsageError } from "../client/flags.js";
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/config.js";
+import { DEFAULT_GATEWAY_LISTEN, DEFAULT_GATEWAY_UPSTREAM } from "../config/llm.js";
 import { ContractError } from "../contract/errors.js";
 import { startGateway } from "../gateway/proxy.js";
 import { Reporter, type ReportTarget } from "../gateway/reporter.js";
-import { DEFAULT_GATEWAY_LISTEN, DEFAULT_GATEWAY_UPSTREAM } from "../llm-config.js";
-import { configFile, resolveStateDir, stateFiles } from "../paths.js";
+import { isLoopbackHost, parseHostPort } from "../net/address.js";
+import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { hudReport } from "../hud/report.js";
-import { resolveStateDir } from "../paths.js";
+import { resolveStateDir } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, wantsJson } from "./options.js";
 

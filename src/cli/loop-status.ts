@@ -5,7 +5,7 @@ import {
   DEFAULT_WAKE_GRACE_MULTIPLIER,
 } from "../harness/loop-signals.js";
 import { loopStatus, loopStatusText, writeLoopStatus } from "../hud/loop-status.js";
-import { claudeConfigHome, resolveStateDir, stateFiles } from "../paths.js";
+import { claudeConfigHome, resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, wantsJson } from "./options.js";
 

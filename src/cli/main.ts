@@ -6,7 +6,7 @@
 import * as nodeModule from "node:module";
 import { UsageError } from "../client/flags.js";
 import { sessionIdFrom } from "../harness/identity.js";
-import { VERSION } from "../version.js";
+import { VERSION } from "../util/version.js";
 import type { Command } from "./command.js";
 import { type CommandHelp, commandHelp, overview, suggestion } from "./help.js";
 import { errorsAsJson, fail, GLOBAL_OPTIONS } from "./options.js";

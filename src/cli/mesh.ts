@@ -1,15 +1,15 @@
 import { connectInstance } from "../client/connect.js";
-import { loadConfig } from "../config.js";
-import { ContractError } from "../contract/errors.js";
+import { loadConfig } from "../config/config.js";
 import {
   type MeshListing,
   normalizeEndpoint,
   type PeerRow,
   readPeersFile,
   writePeersFile,
-} from "../mesh-config.js";
-import { configFile, resolveStateDir, stateFiles } from "../paths.js";
-import { ensureStateDir } from "../state-dir.js";
+} from "../config/mesh.js";
+import { ContractError } from "../contract/errors.js";
+import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
+import { ensureStateDir } from "../state/state-dir.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 

@@ -2,11 +2,11 @@ import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { writeFileAtomic } from "../atomic-write.js";
 import { connectInstance } from "../client/connect.js";
 import { contractError } from "../contract/errors.js";
-import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../owner-credential.js";
-import { resolveStateDir, stateFiles } from "../paths.js";
+import { writeFileAtomic } from "../state/atomic-write.js";
+import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../state/owner-credential.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, print, wantsJson } from "./options.js";
 

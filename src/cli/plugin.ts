@@ -5,8 +5,8 @@ import { claudeStatus, installClaude, uninstallClaude } from "../harness/plugin/
 import { codexStatus, installCodex, uninstallCodex } from "../harness/plugin/codex.js";
 import { runningInvocation } from "../harness/plugin/command-line.js";
 import type { Outcome, PluginContext, Status } from "../harness/plugin/report.js";
-import { resolveStateDir, stateFiles } from "../paths.js";
-import { ensureStateDir } from "../state-dir.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
+import { ensureStateDir } from "../state/state-dir.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 

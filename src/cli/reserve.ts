@@ -16,7 +16,7 @@ import {
 } from "../client/reservations.js";
 import type { KvEntry } from "../contract/kv.js";
 import { editConflicts, liveReservations } from "../contract/reservations.js";
-import { configFile } from "../paths.js";
+import { configFile } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 import { hookSid, payloadString, readStdinJson } from "./stdin.js";
@@ -199,7 +199,7 @@ async function checkHook(flags: Flags): Promise<void> {
     const sid = hookSid(flags, payload) ?? null;
     // The config's checker loads beside the round trip, not before it; a
     // config that cannot be read leaves the default (warn).
-    const blocking = import("../config.js")
+    const blocking = import("../config/config.js")
       .then((m) => m.loadConfig(configFile(undefined)).reservations?.on_conflict === "block")
       .catch(() => false);
     const { client, live } = await openReservations(flags, false);

@@ -1,7 +1,7 @@
 import { connectInstance } from "../client/connect.js";
 import { UsageError } from "../client/flags.js";
 import type { SearchAnswer, SearchHit } from "../contract/search.js";
-import { resolveStateDir, stateFiles } from "../paths.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
 import { openSearchReader } from "../store/search-index.js";
 import { parseSince, runSearch, type SearchArgs } from "../store/search-query.js";
 import type { Command } from "./command.js";

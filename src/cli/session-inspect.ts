@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { UsageError } from "../client/flags.js";
 import { ADAPTERS, type AdapterId, inspectTarget } from "../hud/session-inspect.js";
 import { openStoreReader } from "../hud/store-reader.js";
-import { claudeConfigHome, codexConfigHome, resolveStateDir, stateFiles } from "../paths.js";
+import { claudeConfigHome, codexConfigHome, resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse } from "./options.js";
 

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { statusAt, statusMarkdown, statusText } from "../board/status.js";
 import { ContractError } from "../contract/errors.js";
-import { resolveStateDir, stateFiles } from "../paths.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse } from "./options.js";
 

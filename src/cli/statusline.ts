@@ -6,7 +6,7 @@ import {
   STDIN_LIMIT,
   statuslineFor,
 } from "../harness/claude/statusline.js";
-import { claudeConfigHome, resolveStateDir, stateFiles } from "../paths.js";
+import { claudeConfigHome, resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 
 /** `ccmsg statusline` — the harness's `statusLine` command. Whatever happens

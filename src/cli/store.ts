@@ -1,5 +1,5 @@
 import { ContractError } from "../contract/errors.js";
-import { resolveStateDir, stateFiles } from "../paths.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
 import { isPostgresUrl } from "../store/pg/url.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";

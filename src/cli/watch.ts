@@ -6,8 +6,8 @@ import { topicSnapshot } from "../client/snapshots.js";
 import type { AgentsData } from "../contract/agents.js";
 import { ContractError } from "../contract/errors.js";
 import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
-import { BUSY_WINDOW_MS, isBusy, readSessionLlm } from "../llm-session-file.js";
-import { resolveStateDir, stateFiles } from "../paths.js";
+import { BUSY_WINDOW_MS, isBusy, readSessionLlm } from "../state/llm-session-file.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 

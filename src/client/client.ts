@@ -3,7 +3,7 @@ import type { OpName } from "../contract/attributes.js";
 import { ContractError, type ErrorBody, isErrorCode } from "../contract/errors.js";
 import { classifyInbound, encodeRequest } from "../contract/frames.js";
 import type { OpArgs, OpResult } from "../contract/schemas.js";
-import { LineFramer } from "../line-framer.js";
+import { LineFramer } from "../net/line-framer.js";
 
 /** A reply as it arrives: success (`ok: true` and the result fields) or
  * failure (`ok: false` and `error`). */

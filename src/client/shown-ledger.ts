@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../atomic-write.js";
-import { resolveStateDir } from "../paths.js";
+import { writeFileAtomic } from "../state/atomic-write.js";
+import { resolveStateDir } from "../state/paths.js";
 import type { Flags } from "./flags.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { ModelPrice } from "../llm-config.js";
+import type { ModelPrice } from "../config/llm.js";
 import type { LlmEventUsage } from "./event.js";
 
 // What a request cost, from its usage and a price table (USD per million

@@ -9,7 +9,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
 import { Worker } from "node:worker_threads";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { isLoopbackHost } from "../address.js";
+import { isLoopbackHost } from "../net/address.js";
 import type { LlmEvent } from "./event.js";
 import { asSid, type RequestFacts } from "./request-facts.js";
 import { bodyFacts, type ResponseFacts, SseObserver } from "./response-facts.js";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { open, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "../atomic-write.js";
+import { writeFileAtomic } from "../state/atomic-write.js";
 import {
   type FoldHarness,
   newSessionFold,

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
+import type { HarnessTemplateConfig, LauncherConfig } from "../config/launcher.js";
 import type { LauncherTemplate } from "../contract/launcher.js";
-import type { HarnessTemplateConfig, LauncherConfig } from "../launcher-config.js";
 
 // Starting a harness session: the launcher's templates (contract §4.3.5) and
 // what every launched or resumed session's process gets. A template is a

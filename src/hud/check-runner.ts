@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import type { CheckConfig } from "../config.js";
+import type { CheckConfig } from "../config/config.js";
 import type { CheckRun } from "../store/check-runs.js";
 
 // Running the local checks the config declares: one at a time (checks often

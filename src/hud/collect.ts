@@ -14,8 +14,6 @@ import {
 import { readInputFields, str } from "../harness/claude/statusline-input.js";
 import { readTodos } from "../harness/claude/todos.js";
 import { DEFAULT_BASH_TIMEOUT_SECONDS, staleShellCalls } from "../harness/loop-signals.js";
-import { readSessionLlm, type SessionLlm } from "../llm-session-file.js";
-import { codexConfigHome, stateFiles } from "../paths.js";
 import {
   type ConflictedWorktree,
   conflictedWorktrees,
@@ -24,6 +22,8 @@ import {
   repoName,
 } from "../probes/git.js";
 import { type GithubFacts, githubFacts } from "../probes/github.js";
+import { readSessionLlm, type SessionLlm } from "../state/llm-session-file.js";
+import { codexConfigHome, stateFiles } from "../state/paths.js";
 import type { CheckRun } from "../store/check-runs.js";
 import type { SyncRun } from "../store/sync-runs.js";
 import { decideControls } from "./controls.js";

@@ -1,6 +1,6 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readJsonFile } from "../json-file.js";
+import { readJsonFile } from "../util/json-file.js";
 
 // ECC's metrics bridge (ecc-surfaces §2.5): a per-session JSON aggregate that
 // ECC's PostToolUse hook keeps at `<os tmpdir>/ecc-metrics-<sanitised id>.json`

@@ -1,7 +1,6 @@
 import { type Dirent, mkdirSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { writeFileAtomic } from "../atomic-write.js";
 import {
   LOOP_STATUS_INDEX_SCHEMA,
   LOOP_STATUS_SCHEMA,
@@ -20,6 +19,7 @@ import {
   recommendedAction,
   wakeDueAt,
 } from "../harness/loop-signals.js";
+import { writeFileAtomic } from "../state/atomic-write.js";
 
 // `ccmsg loop-status` (ecc-surfaces §2.3): for the newest transcripts under a
 // Claude Code config home's `projects/` (or the ones named), what each

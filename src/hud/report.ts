@@ -1,4 +1,4 @@
-import { claudeConfigHome, configFile } from "../paths.js";
+import { claudeConfigHome, configFile } from "../state/paths.js";
 import { collectHud } from "./collect.js";
 import { renderHud } from "./render.js";
 import { requireKnownSession } from "./session-context.js";

@@ -1,7 +1,10 @@
-import { type CcmsgConfig, loadConfig } from "../config.js";
+import { type CcmsgConfig, loadConfig } from "../config/config.js";
 import { ContractError } from "../contract/errors.js";
 import { codexThread } from "../harness/resume.js";
 import { findHarnessProcess } from "../harness/session-process.js";
+import { onPath } from "../probes/exec.js";
+import { type GitProbe, probeGit } from "../probes/git.js";
+import type { GhState } from "../probes/github.js";
 import {
   claimingHarness,
   codexConfigHome,
@@ -9,10 +12,7 @@ import {
   configHome,
   resolveStateDir,
   stateFiles,
-} from "../paths.js";
-import { onPath } from "../probes/exec.js";
-import { type GitProbe, probeGit } from "../probes/git.js";
-import type { GhState } from "../probes/github.js";
+} from "../state/paths.js";
 import type { ControlFacts } from "./controls.js";
 import { openStoreReader, type StoreReader } from "./store-reader.js";
 import { isKnownSession, resolveTarget, type Target } from "./target.js";

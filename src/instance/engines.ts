@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
 import { MutationRunner } from "../board/runner.js";
 import type { TeamBoard } from "../board/team-board.js";
-import { type CcmsgConfig, loadConfig } from "../config.js";
+import { type CcmsgConfig, loadConfig } from "../config/config.js";
+import { MeshConfigError, readPeersFile } from "../config/mesh.js";
 import type { Capability } from "../contract/identifiers.js";
 import { tmuxInstalled } from "../harness/tmux.js";
-import { MeshConfigError, readPeersFile } from "../mesh-config.js";
-import { configFile, stateFiles } from "../paths.js";
-import { VERSION } from "../version.js";
+import { configFile, stateFiles } from "../state/paths.js";
+import { VERSION } from "../util/version.js";
 import { adminHandlers, authHandlers } from "./auth/handlers.js";
 import type { PersonAuth } from "./auth/person-auth.js";
 import { BoardSyncScheduler } from "./board/board-sync.js";

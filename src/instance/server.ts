@@ -1,9 +1,9 @@
-import { writeFileAtomic } from "../atomic-write.js";
 import { INBOX_RETENTION_MS } from "../contract/constants.js";
-import { InstanceLock } from "../instance-lock.js";
-import { claimingHarness, configHome, stateFiles } from "../paths.js";
-import { prepareStateDir } from "../state-dir.js";
-import { VERSION } from "../version.js";
+import { writeFileAtomic } from "../state/atomic-write.js";
+import { InstanceLock } from "../state/instance-lock.js";
+import { claimingHarness, configHome, stateFiles } from "../state/paths.js";
+import { prepareStateDir } from "../state/state-dir.js";
+import { VERSION } from "../util/version.js";
 import { Clock } from "./clock.js";
 import { instanceLog } from "./deferred-log.js";
 import { buildEngines, type EngineInputs } from "./engines.js";

@@ -1,5 +1,5 @@
 import { realpathSync } from "node:fs";
-import { codexConfigHome } from "../paths.js";
+import { codexConfigHome } from "../state/paths.js";
 
 // `ccmsg mcp --print-config claude|codex`: how each harness registers the
 // server (harness spec §9). The command is this very install, by absolute

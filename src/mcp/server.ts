@@ -10,7 +10,7 @@ import {
 import { type Flags, sessionId } from "../client/flags.js";
 import { ContractError } from "../contract/errors.js";
 import { validationErrors } from "../contract/validate.js";
-import { VERSION } from "../version.js";
+import { VERSION } from "../util/version.js";
 import { SessionLink } from "./link.js";
 import { TOOLS } from "./tools.js";
 

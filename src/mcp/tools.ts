@@ -7,7 +7,7 @@ import { LANES } from "../contract/ecc/lanes.js";
 import type { KvEntry } from "../contract/kv.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
 import { RESERVATIONS_NS } from "../contract/reservations.js";
-import { resolveStateDir, stateFiles } from "../paths.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
 import type { PgBoardStore } from "../store/pg/board-store.js";
 import type { StateStore } from "../store/state-store.js";
 import { needsSession, type SessionLink } from "./link.js";

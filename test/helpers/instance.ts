@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll } from "vitest";
-import { resolveStateDir } from "../../src/paths.js";
+import { resolveStateDir } from "../../src/state/paths.js";
 import { requiredPath } from "./env.js";
 import { ownerHeaders, rememberOwner } from "./http.js";
 

@@ -32,8 +32,8 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from "n
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { Client } from "../../src/client/client.js";
-import type { MeshListing } from "../../src/mesh-config.js";
-import { writePeersFile } from "../../src/mesh-config.js";
+import type { MeshListing } from "../../src/config/mesh.js";
+import { writePeersFile } from "../../src/config/mesh.js";
 import { defaultStateDir, isolatedHome, startInstance, type TestInstance } from "./instance.js";
 
 export type CutMode = "reset" | "blackhole";

@@ -29,9 +29,9 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll } from "vitest";
-import type { MeshListing } from "../../src/mesh-config.js";
-import { writePeersFile } from "../../src/mesh-config.js";
-import { configFile } from "../../src/paths.js";
+import type { MeshListing } from "../../src/config/mesh.js";
+import { writePeersFile } from "../../src/config/mesh.js";
+import { configFile } from "../../src/state/paths.js";
 import {
   defaultStateDir,
   isolatedHome,

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { recordStatuslineInput } from "../../src/harness/claude/statusline-input.js";
-import { stateFiles } from "../../src/paths.js";
+import { stateFiles } from "../../src/state/paths.js";
 import { CheckRunsStore } from "../../src/store/check-runs.js";
 import { EccSessionsStore, type MirroredSession } from "../../src/store/ecc-sessions.js";
 import { KvStore } from "../../src/store/kv.js";

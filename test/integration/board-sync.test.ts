@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "nod
 import { delimiter, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stateFiles } from "../../src/paths.js";
+import { stateFiles } from "../../src/state/paths.js";
 import { type FakeLinear, type FakeLinearProject, fakeLinear } from "../helpers/fake-linear.js";
 import { defaultStateDir, isolatedHome, ROOT, runCli } from "../helpers/instance.js";
 

@@ -1,7 +1,7 @@
 import { chownSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { stateFiles } from "../../src/paths.js";
+import { stateFiles } from "../../src/state/paths.js";
 import { defaultStateDir, isolatedHome, runCli, startInstance } from "../helpers/instance.js";
 
 // One instance per config home (harness.md §1, §8; issue 9, item 1).

@@ -1,7 +1,7 @@
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { encodeRequest } from "../../src/contract/frames.js";
-import { LineFramer } from "../../src/line-framer.js";
+import { LineFramer } from "../../src/net/line-framer.js";
 import { inboxRows } from "../helpers/db.js";
 import { startInstance, type TestInstance } from "../helpers/instance.js";
 import { newSid, Peer } from "../helpers/peer.js";

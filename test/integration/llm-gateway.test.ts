@@ -15,7 +15,7 @@ import type {
 } from "../../src/contract/llm.js";
 import type { PeerInfo } from "../../src/contract/peers.js";
 import { localDay } from "../../src/instance/llm/usage.js";
-import { readSessionLlm } from "../../src/llm-session-file.js";
+import { readSessionLlm } from "../../src/state/llm-session-file.js";
 import {
   FakeMessagesApi,
   OUTPUT_TOKENS,

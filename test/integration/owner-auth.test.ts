@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { Client } from "../../src/client/client.js";
-import { OPEN_TOKEN_LIFETIME_MS } from "../../src/owner-credential.js";
+import { OPEN_TOKEN_LIFETIME_MS } from "../../src/state/owner-credential.js";
 import { ownerHeaders } from "../helpers/http.js";
 import { isolatedHome, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { Peer } from "../helpers/peer.js";

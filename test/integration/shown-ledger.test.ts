@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseDirectDelivery } from "../../src/contract/direct-delivery.js";
 import type { InboxMessage } from "../../src/contract/messaging.js";
-import { LineFramer } from "../../src/line-framer.js";
-import { socketPath } from "../../src/paths.js";
+import { LineFramer } from "../../src/net/line-framer.js";
+import { socketPath } from "../../src/state/paths.js";
 import { isolatedHome, runCli } from "../helpers/instance.js";
 import { newSid } from "../helpers/peer.js";
 

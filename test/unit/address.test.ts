@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isLoopbackHost } from "../../src/address.js";
+import { isLoopbackHost } from "../../src/net/address.js";
 
 describe("isLoopbackHost", () => {
   it("accepts the loopback spellings", () => {

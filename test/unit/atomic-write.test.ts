@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { openAtomicFile, writeFileAtomic } from "../../src/atomic-write.js";
+import { openAtomicFile, writeFileAtomic } from "../../src/state/atomic-write.js";
 
 /** An empty directory, removed when the test finishes. */
 function tempDir(): string {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { applySync, type SyncResult } from "../../src/board/sync/apply.js";
 import { linearPriority, linearStatus } from "../../src/board/sync/linear.js";
 import { closeSynced, mergeSynced, type SyncedItem } from "../../src/board/sync/merge.js";
-import { checkConfig } from "../../src/config.js";
+import { checkConfig } from "../../src/config/config.js";
 import type { WorkItem } from "../../src/contract/ecc/board.js";
 import { checksState, mergeClass } from "../../src/contract/ecc/merge-queue.js";
 import { openStateStore } from "../../src/store/state-store.js";

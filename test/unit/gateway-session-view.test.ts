@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { costUsd, priceOf } from "../../src/gateway/prices.js";
 import { renderStatusline } from "../../src/harness/claude/statusline.js";
-import { cacheLeftMs, isBusy, type SessionLlm } from "../../src/llm-session-file.js";
+import { cacheLeftMs, isBusy, type SessionLlm } from "../../src/state/llm-session-file.js";
 
 // How a gateway's report of a session reads: the busy mark, the cache
 // countdown, the cost; and how a request is priced.

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkConfig } from "../../src/config.js";
+import { checkConfig } from "../../src/config/config.js";
 import { validationErrors } from "../../src/contract/index.js";
 import { LauncherConfigReadResult } from "../../src/contract/launcher.js";
 import { launcherTemplates, runCommand, usesLaunchSid } from "../../src/harness/launch.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineFramer } from "../../src/line-framer.js";
+import { LineFramer } from "../../src/net/line-framer.js";
 
 function framer(maxBytes = 64) {
   const out: string[] = [];

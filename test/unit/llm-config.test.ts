@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkConfig } from "../../src/config.js";
+import { checkConfig } from "../../src/config/config.js";
 
 // The `llm` section of ccmsg's config: a typo names its key, and no refusal
 // quotes a token.

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { writeFileAtomic } from "../../src/atomic-write.js";
-import { InstanceLock } from "../../src/instance-lock.js";
+import { writeFileAtomic } from "../../src/state/atomic-write.js";
+import { InstanceLock } from "../../src/state/instance-lock.js";
 
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), "ccmsg-lock-"));

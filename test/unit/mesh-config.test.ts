@@ -2,15 +2,15 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkConfig } from "../../src/config.js";
-import { ContractError } from "../../src/contract/errors.js";
+import { checkConfig } from "../../src/config/config.js";
 import {
   checkMesh,
   MeshConfigError,
   normalizeEndpoint,
   readPeersFile,
   writePeersFile,
-} from "../../src/mesh-config.js";
+} from "../../src/config/mesh.js";
+import { ContractError } from "../../src/contract/errors.js";
 
 describe("mesh endpoints and the peers list", () => {
   it("normalises an endpoint to one spelling: canonical URL with a trailing slash", () => {

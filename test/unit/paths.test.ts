@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { configHome, resolveStateDir, socketPath } from "../../src/paths.js";
+import { configHome, resolveStateDir, socketPath } from "../../src/state/paths.js";
 
 // Which instance a process belongs to (harness.md §1, §8): one per config home.
 

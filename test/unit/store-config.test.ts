@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkConfig } from "../../src/config.js";
+import { checkConfig } from "../../src/config/config.js";
 import { isPostgresUrl, redactUrl } from "../../src/store/pg/url.js";
 
 describe("the config's store key (DR-0046)", () => {

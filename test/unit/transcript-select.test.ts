@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkConfig } from "../../src/config.js";
+import { checkConfig } from "../../src/config/config.js";
 import { ContractError } from "../../src/contract/errors.js";
 import {
   DEFAULT_DUMP_PRESETS,

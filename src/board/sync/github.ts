@@ -1,7 +1,7 @@
 import { checksState } from "../../contract/ecc/merge-queue.js";
 import { type ContractError, contractError } from "../../contract/errors.js";
-import { mapLimited } from "../../map-limited.js";
 import { ghSync } from "../../probes/github.js";
+import { mapLimited } from "../../util/map-limited.js";
 import type { SyncResult } from "./apply.js";
 import type { SyncedItem } from "./merge.js";
 

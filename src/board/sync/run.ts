@@ -1,4 +1,4 @@
-import type { CcmsgConfig } from "../../config.js";
+import type { CcmsgConfig } from "../../config/config.js";
 import { isDoneStatus } from "../../contract/ecc/lanes.js";
 import { ContractError, contractError } from "../../contract/errors.js";
 import type { Db } from "../../store/database.js";

@@ -3,7 +3,7 @@ import { chmod, readdir, readFile, rm } from "node:fs/promises";
 import { connect, createServer, type Socket } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { LineFramer } from "../../line-framer.js";
+import { LineFramer } from "../../net/line-framer.js";
 
 // Direct delivery into a Claude Code session's own messaging socket
 // (harness.md §5.2, unofficial; DR-0026). The recipient's state file names

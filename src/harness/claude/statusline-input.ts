@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../atomic-write.js";
-import { readJsonFile } from "../../json-file.js";
+import { writeFileAtomic } from "../../state/atomic-write.js";
+import { readJsonFile } from "../../util/json-file.js";
 
 // The harness's statusline JSON (harness §4.2) as ccmsg reads it. Every field
 // may be missing or of the wrong type in some harness build, so each reader

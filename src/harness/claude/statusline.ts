@@ -1,5 +1,10 @@
 import { basename } from "node:path";
-import { cacheLeftMs, isBusy, readSessionLlm, type SessionLlm } from "../../llm-session-file.js";
+import {
+  cacheLeftMs,
+  isBusy,
+  readSessionLlm,
+  type SessionLlm,
+} from "../../state/llm-session-file.js";
 import { foldFile } from "../fold-cache.js";
 import { containmentRefusal } from "../transcript-files.js";
 import {

@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { readJsonFile } from "../../json-file.js";
+import { readJsonFile } from "../../util/json-file.js";
 import type { TodoEntry } from "../fold-state.js";
 
 // Claude Code's todo lists (harness §6.3, unofficial): files

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { readJsonFile } from "../../json-file.js";
-import { VERSION } from "../../version.js";
+import { readJsonFile } from "../../util/json-file.js";
+import { VERSION } from "../../util/version.js";
 import { SYNC_HOOK_TIMEOUT_S, WAITER_HOOK_TIMEOUT_S } from "../hook-delivery.js";
 import type { Check } from "./command-line.js";
 import { commandCheck, commandLine, onPath, shellWord } from "./command-line.js";

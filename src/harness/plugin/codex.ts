@@ -1,6 +1,6 @@
 import { accessSync, constants, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { codexConfigHome } from "../../paths.js";
+import { codexConfigHome } from "../../state/paths.js";
 import {
   type CodexHook,
   foreignMcpEntry,

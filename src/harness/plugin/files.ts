@@ -11,7 +11,7 @@ import {
   unlinkSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { writeFileAtomic } from "../../atomic-write.js";
+import { writeFileAtomic } from "../../state/atomic-write.js";
 
 // What an install puts on disk, planned before anything is written, and the
 // receipt that lets uninstall take exactly that back. A file is either

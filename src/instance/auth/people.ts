@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import { isLoopbackHost, parseHostPort } from "../../address.js";
-import type { HttpConfig } from "../../config.js";
+import type { HttpConfig } from "../../config/config.js";
+import { isLoopbackHost, parseHostPort } from "../../net/address.js";
 import { AuthRecordsStore } from "../../store/auth-records.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import { PersonAuth } from "./person-auth.js";

@@ -7,7 +7,7 @@ import {
   linearProject,
   runSync,
 } from "../../board/sync/run.js";
-import type { CcmsgConfig } from "../../config.js";
+import type { CcmsgConfig } from "../../config/config.js";
 import type { WorkItem } from "../../contract/ecc/board.js";
 import type { Db } from "../../store/database.js";
 import { isStoreBusy } from "../../store/state-store.js";

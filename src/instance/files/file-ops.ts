@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute } from "node:path";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import type { DirEntry } from "../../contract/files.js";
 import { utf8Length } from "../../contract/frames.js";
-import { mapLimited } from "../../map-limited.js";
+import { mapLimited } from "../../util/map-limited.js";
 import {
   entriesPath,
   errnoRefusal,

@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
-import { isLoopbackHost, parseHostPort } from "../../address.js";
 import type { ControlPaneDeps } from "../../board/http.js";
-import type { HttpConfig } from "../../config.js";
-import { type InstanceRun, loadOrMintOwnerSecret } from "../../owner-credential.js";
+import type { HttpConfig } from "../../config/config.js";
+import { isLoopbackHost, parseHostPort } from "../../net/address.js";
+import { type InstanceRun, loadOrMintOwnerSecret } from "../../state/owner-credential.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import type { SandboxSide } from "../engines.js";
 import type { WebhookDeps } from "../llm/webhook.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { readConfig } from "../../config.js";
+import { readConfig } from "../../config/config.js";
+import type { LauncherConfig } from "../../config/launcher.js";
 import { ContractError, contractError } from "../../contract/errors.js";
 import type { LauncherRunResult, LauncherTemplate } from "../../contract/launcher.js";
 import { findSessionFile } from "../../harness/claude/session-files.js";
@@ -19,9 +20,8 @@ import {
   type WindowRequest,
   windowRequestBytes,
 } from "../../harness/tmux.js";
-import type { LauncherConfig } from "../../launcher-config.js";
-import { configFile } from "../../paths.js";
 import { addWorktree, worktreePath, worktreeRoots } from "../../probes/git.js";
+import { configFile } from "../../state/paths.js";
 import type { Handlers } from "../dispatch.js";
 import type { Services } from "../handlers/services.js";
 import { dirTree } from "./dir-tree.js";

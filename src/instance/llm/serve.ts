@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
+import { DEFAULT_GATEWAY_UPSTREAM, type LlmConfig } from "../../config/llm.js";
 import type { Capability } from "../../contract/identifiers.js";
 import type { LlmEvent } from "../../gateway/event.js";
-import { DEFAULT_GATEWAY_UPSTREAM, type LlmConfig } from "../../llm-config.js";
 import { LlmUsageStore } from "../../store/llm-usage.js";
 import type { Clock } from "../clock.js";
 import type { Sessions } from "../sessions/sessions.js";

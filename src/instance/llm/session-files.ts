@@ -1,8 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { writeFileAtomicAsync } from "../../atomic-write.js";
-import { type SessionLlm, sessionLlmDir } from "../../llm-session-file.js";
+import { writeFileAtomicAsync } from "../../state/atomic-write.js";
+import { type SessionLlm, sessionLlmDir } from "../../state/llm-session-file.js";
 
 /** A session's file is rewritten at most this often. */
 const WRITE_EVERY_MS = 250;

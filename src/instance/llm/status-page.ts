@@ -1,10 +1,10 @@
+import type { LlmStatusPageConfig } from "../../config/llm.js";
 import type {
   LlmOfficialState,
   LlmStatusComponent,
   LlmStatusIncident,
   LlmStatusOfficial,
 } from "../../contract/llm.js";
-import type { LlmStatusPageConfig } from "../../llm-config.js";
 import type { Clock } from "../clock.js";
 
 // A provider's official status page in `llm_status` (contract §5.4

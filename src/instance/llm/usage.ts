@@ -1,7 +1,7 @@
+import type { ModelPrice } from "../../config/llm.js";
 import type { LlmStatsDay, LlmStatsModelUsage, LlmStatsReadResult } from "../../contract/llm.js";
 import type { LlmEvent } from "../../gateway/event.js";
 import { costUsd, DEFAULT_PRICES, priceOf } from "../../gateway/prices.js";
-import type { ModelPrice } from "../../llm-config.js";
 import type { LlmUsageStore, UsageSums } from "../../store/llm-usage.js";
 
 /** `YYYY-MM-DD` of an instant in this machine's time zone (the day the

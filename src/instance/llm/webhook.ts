@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
+import type { LlmSourceConfig } from "../../config/llm.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { exceedsJsonDepth } from "../../contract/json-depth.js";
 import { validationErrors } from "../../contract/validate.js";
 import { LlmEvent } from "../../gateway/event.js";
-import type { LlmSourceConfig } from "../../llm-config.js";
 import { sendJson } from "../wire/json-reply.js";
 import { WEBHOOK_PATH } from "./webhook-path.js";
 

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { PROTOCOL_VERSION } from "../../contract/constants.js";
 import { encodeRequest } from "../../contract/frames.js";
 import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
-import { VERSION } from "../../version.js";
+import { VERSION } from "../../util/version.js";
 import { Connection, type InboundHandler } from "../wire/connection.js";
 import { dialLink } from "./dial.js";
 import { CLOSE, HELLO_RID, parseObject } from "./frames.js";

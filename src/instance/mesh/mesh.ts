@@ -1,16 +1,16 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import type { Identity } from "../../contract/envelope.js";
-import { ContractError, contractError } from "../../contract/errors.js";
-import { encodeFailure } from "../../contract/frames.js";
-import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
-import type { InstanceInfo } from "../../contract/peers.js";
 import {
   type MeshListing,
   normalizeEndpoint,
   ownEndpoint,
   type PeerRow,
-} from "../../mesh-config.js";
+} from "../../config/mesh.js";
+import type { Identity } from "../../contract/envelope.js";
+import { ContractError, contractError } from "../../contract/errors.js";
+import { encodeFailure } from "../../contract/frames.js";
+import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
+import type { InstanceInfo } from "../../contract/peers.js";
 import type { Dispatcher } from "../dispatch.js";
 import type { Connection, InboundHandler } from "../wire/connection.js";
 import { Dialer } from "./dialer.js";
@@ -27,7 +27,7 @@ import { backoffDelay, MESH_TIMERS, type MeshTimers } from "./timers.js";
 // changes, and the MeshPort the rest of the instance uses over the links.
 
 // Kept importable from here, where the first version of this module had them.
-export { ownEndpoint } from "../../mesh-config.js";
+export { ownEndpoint } from "../../config/mesh.js";
 export { CLOSE } from "./frames.js";
 export { MESH_TIMERS, type MeshTimers, meshTestHooks } from "./timers.js";
 

@@ -1,4 +1,4 @@
-import { type PeerRow, writePeersFileAsync } from "../../mesh-config.js";
+import { type PeerRow, writePeersFileAsync } from "../../config/mesh.js";
 import type { Link } from "./link.js";
 
 // The peers this instance trusts (DR-0047): the config's `mesh.endpoints`

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { loadConfig } from "../../config.js";
+import { loadConfig } from "../../config/config.js";
 import { INBOX_RETENTION_MS } from "../../contract/constants.js";
 import { renderDirectDelivery } from "../../contract/direct-delivery.js";
 import type { Mid, Sid } from "../../contract/identifiers.js";
@@ -12,7 +12,7 @@ import { codexThread, queueIntoCodex } from "../../harness/codex/queue.js";
 import { PathChanges } from "../../harness/path-changes.js";
 import { locateTranscript } from "../../harness/transcript-files.js";
 import { transcriptMentions } from "../../harness/transcript-mentions.js";
-import { configFile } from "../../paths.js";
+import { configFile } from "../../state/paths.js";
 import type { InboxStore } from "../../store/inbox.js";
 
 // Route (a) of message delivery (contract §7.7 step 3, harness.md §5.2, §7.3;

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { posix } from "node:path";
-import { SANDBOX_DOMAIN } from "../../address.js";
 import type { FileKind } from "../../contract/files.js";
+import { SANDBOX_DOMAIN } from "../../net/address.js";
 
 // Sandbox grants (contract §4.3.5, DR-0042): who may fetch which file through
 // the sandbox origin `http://<gid>.sandbox.localhost:<port>/<token>/<name>`.

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { loadConfig } from "../../config.js";
+import { loadConfig } from "../../config/config.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
 import { utf8Length } from "../../contract/frames.js";
@@ -13,7 +13,7 @@ import {
 } from "../../harness/session-process.js";
 import { typeLine } from "../../harness/tmux.js";
 import { compileSearch, type FoundSession } from "../../harness/transcript-search.js";
-import { configFile } from "../../paths.js";
+import { configFile } from "../../state/paths.js";
 import type { Handlers } from "../dispatch.js";
 import type { Services } from "../handlers/services.js";
 import { DEFAULT_SEARCH_BUDGET_MS, SessionSearches } from "./session-search.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { writeFileAtomic } from "../../atomic-write.js";
 import { isInstanceId } from "../../contract/identifiers.js";
+import { writeFileAtomic } from "../../state/atomic-write.js";
 
 /** The instance id: minted once (16 random bytes), kept for life. A file that
  * exists but does not hold an id is an error rather than replaced: every mid,

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { openAtomicFile } from "../../atomic-write.js";
 import type { DumpIds } from "../../contract/transcripts.js";
+import { openAtomicFile } from "../../state/atomic-write.js";
 import type { ItemIndex, ItemRange } from "./items.js";
 import { Ledger } from "./ledger.js";
 

@@ -1,4 +1,4 @@
-import { readConfig } from "../../config.js";
+import { readConfig } from "../../config/config.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { ContractError, contractError } from "../../contract/errors.js";
 import {
@@ -8,7 +8,7 @@ import {
   selectTypes,
 } from "../../contract/transcript-select.js";
 import type { DumpIds, DumpPreset } from "../../contract/transcripts.js";
-import { configFile } from "../../paths.js";
+import { configFile } from "../../state/paths.js";
 import type { Handlers } from "../dispatch.js";
 import type { Services } from "../handlers/services.js";
 import { writeDump } from "./dump.js";

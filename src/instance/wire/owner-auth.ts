@@ -1,6 +1,10 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Socket } from "node:net";
-import { COOKIE_LIFETIME_MS, type InstanceRun, OwnerCredential } from "../../owner-credential.js";
+import {
+  COOKIE_LIFETIME_MS,
+  type InstanceRun,
+  OwnerCredential,
+} from "../../state/owner-credential.js";
 import type { PersonToken } from "../auth/person-auth.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { ContractError } from "./contract/errors.js";
+import type { ContractError } from "../contract/errors.js";
 
 // The `llm` section of ccmsg's config (DR-0043): the webhook sources that may
 // feed the instance LLM-gateway events, where `ccmsg gateway` listens and what

@@ -1,6 +1,6 @@
 import { chmodSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { contractError } from "./contract/errors.js";
+import { contractError } from "../contract/errors.js";
 import { stateFiles } from "./paths.js";
 
 /**

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { writeFileAtomic, writeFileAtomicAsync } from "./atomic-write.js";
-import { ContractError } from "./contract/errors.js";
-import { canonicalEndpoint, INSTANCE_ID_PATTERN } from "./contract/identifiers.js";
+import { ContractError } from "../contract/errors.js";
+import { canonicalEndpoint, INSTANCE_ID_PATTERN } from "../contract/identifiers.js";
+import { writeFileAtomic, writeFileAtomicAsync } from "../state/atomic-write.js";
 
 // Who may join this instance's mesh (contract §8.1; DR-0047): the `mesh`
 // section of ccmsg's config (one list naming every instance, identical on

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { isAddressEntry } from "./client-address.js";
-import { ContractError } from "./contract/errors.js";
-import { presetProblems } from "./contract/transcript-select.js";
-import type { DumpPreset } from "./contract/transcripts.js";
-import { checkLauncher, type LauncherConfig } from "./launcher-config.js";
-import { checkLlm, type LlmConfig } from "./llm-config.js";
-import { checkMesh, type MeshConfig } from "./mesh-config.js";
-import { isPostgresUrl } from "./store/pg/url.js";
+import { ContractError } from "../contract/errors.js";
+import { presetProblems } from "../contract/transcript-select.js";
+import type { DumpPreset } from "../contract/transcripts.js";
+import { isAddressEntry } from "../net/address-list.js";
+import { isPostgresUrl } from "../store/pg/url.js";
+import { checkLauncher, type LauncherConfig } from "./launcher.js";
+import { checkLlm, type LlmConfig } from "./llm.js";
+import { checkMesh, type MeshConfig } from "./mesh.js";
 
 // ccmsg's own configuration file (`configFile()` in paths.ts). It is small and
 // hand-written, so it is checked by hand: a typo must fail loudly, naming the

@@ -1,4 +1,4 @@
-import { contractError } from "./contract/errors.js";
+import { contractError } from "../contract/errors.js";
 
 // Listen addresses: the one place a host:port is parsed and loopback is named.
 

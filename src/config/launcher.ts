@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import type { ContractError } from "./contract/errors.js";
-import { SHELL_IDENTIFIER_PATTERN } from "./contract/launcher.js";
+import type { ContractError } from "../contract/errors.js";
+import { SHELL_IDENTIFIER_PATTERN } from "../contract/launcher.js";
 
 // The `launcher` section of ccmsg's config (contract §4.3.5): the directories a
 // new session may start in and the templates that start one. Checked by hand

@@ -7,7 +7,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { contractError } from "./contract/errors.js";
+import { contractError } from "../contract/errors.js";
 
 /**
  * One instance per state directory.
