@@ -40,6 +40,36 @@ export type Handler<Op extends OpName> = (
  * auth ops, which no frame reaches (`bad_request`). */
 export type Handlers = { [Op in OpName]?: Handler<Op> };
 
+/** Instance-private frames answered on the Unix socket only, outside the op
+ * table (auth/handlers.ts, mesh/admin-handlers.ts). */
+export type AdminHandlers = Record<
+  string,
+  (frame: Record<string, unknown>) => object | Promise<object>
+>;
+
+/** What a capability adds to the instance (its folder's `register.ts`). */
+export interface Contribution {
+  handlers: Handlers;
+  admin?: AdminHandlers;
+  /** Capabilities it offers from the start (contract §3.2). */
+  capabilities?: readonly Capability[];
+}
+
+/** What dispatch is built on. */
+export interface DispatchDeps {
+  instanceId: string;
+  handlers: Handlers;
+  admin: AdminHandlers;
+  capabilities: ReadonlySet<Capability>;
+  log: Logger;
+  /** Told of every request about to run (a session's activity). */
+  onRequest(identity: Identity): void;
+  /** Stage 6 over the mesh (DR-0048); without it every op is answered here. */
+  forwarder?: Forwarder;
+  /** The peer a connection is a verified mesh link to (mesh/mesh.ts). */
+  linkPeer?(conn: Connection): string | undefined;
+}
+
 /** What stages 0–6 hand on to the handler stage. */
 interface Admitted {
   op: OpName;
@@ -63,23 +93,25 @@ export class Dispatcher implements InboundHandler {
   private stopping = false;
   /** A connection's greeting still settling, which its later frames wait for. */
   private readonly greetings = new WeakMap<Connection, Promise<void>>();
-  /** Stage 6 over the mesh; without it every op is answered here. */
-  private forwarder: Forwarder | undefined;
-  /** The peer a connection is a verified mesh link to (mesh/mesh.ts). */
-  private linkPeer: (conn: Connection) => string | undefined = () => undefined;
+  private readonly instanceId: string;
+  private readonly handlers: Handlers;
+  private readonly admin: AdminHandlers;
+  private readonly capabilities: ReadonlySet<Capability>;
+  private readonly log: Logger;
+  private readonly onRequest: (identity: Identity) => void;
+  private readonly forwarder: Forwarder | undefined;
+  private readonly linkPeer: (conn: Connection) => string | undefined;
 
-  constructor(
-    private readonly instanceId: string,
-    private readonly handlers: Handlers,
-    private readonly capabilities: ReadonlySet<Capability>,
-    private readonly log: Logger,
-    private readonly onRequest: (identity: Identity) => void,
-    /** Instance-private frames answered on the Unix socket only (handlers/auth.ts). */
-    private readonly admin: Record<
-      string,
-      (frame: Record<string, unknown>) => object | Promise<object>
-    > = {},
-  ) {}
+  constructor(deps: DispatchDeps) {
+    this.instanceId = deps.instanceId;
+    this.handlers = deps.handlers;
+    this.admin = deps.admin;
+    this.capabilities = deps.capabilities;
+    this.log = deps.log;
+    this.onRequest = deps.onRequest;
+    this.forwarder = deps.forwarder;
+    this.linkPeer = deps.linkPeer ?? (() => undefined);
+  }
 
   /** Handle one inbound frame. Frames that follow a `hello` still settling on
    * the same connection wait for it: identity is a barrier, nothing else is. */
@@ -91,12 +123,6 @@ export class Dispatcher implements InboundHandler {
     void next.finally(() => {
       if (this.greetings.get(conn) === next) this.greetings.delete(conn);
     });
-  }
-
-  /** Requests on a verified mesh link follow the receive-side rules (§8):
-   * see `asCaller`. */
-  linkedBy(peerOf: (conn: Connection) => string | undefined): void {
-    this.linkPeer = peerOf;
   }
 
   /**
@@ -139,12 +165,6 @@ export class Dispatcher implements InboundHandler {
         msg: "frame exceeds MAX_FRAME_BYTES (1048576 bytes)",
       }),
     );
-  }
-
-  /** Forward instance-local ops addressed elsewhere through `forwarder`
-   * from now on (stage 6, DR-0048). */
-  forwardWith(forwarder: Forwarder): void {
-    this.forwarder = forwarder;
   }
 
   /** Refuse new requests from now on (a graceful stop). */

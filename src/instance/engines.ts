@@ -1,66 +1,43 @@
 import type { Logger } from "pino";
-import { MutationRunner } from "../board/runner.js";
+import type { MutationRunner } from "../board/runner.js";
 import type { TeamBoard } from "../board/team-board.js";
 import { type CcmsgConfig, loadConfig } from "../config/config.js";
-import { MeshConfigError, readPeersFile } from "../config/mesh.js";
+import { MeshConfigError } from "../config/mesh.js";
 import type { Capability } from "../contract/identifiers.js";
-import { tmuxInstalled } from "../harness/tmux.js";
+import type { InstanceInfo } from "../contract/peers.js";
 import { configFile, stateFiles } from "../state/paths.js";
 import { VERSION } from "../util/version.js";
-import { adminHandlers, authHandlers } from "./auth/handlers.js";
 import type { PersonAuth } from "./auth/person-auth.js";
-import { BoardSyncScheduler } from "./board/board-sync.js";
-import {
-  serveTeamWorkItems,
-  serveWorkItems,
-  type WorkItemsTopic,
-} from "./board/work-items-topic.js";
+import { registerAuth } from "./auth/register.js";
+import { registerBoard } from "./board/register.js";
+import type { WorkItemsTopic } from "./board/work-items-topic.js";
 import type { Clock } from "./clock.js";
-import { Dispatcher, type Handlers } from "./dispatch.js";
-import { fileHandlers } from "./files/handlers.js";
-import type { SurfaceDeps } from "./files/session-surfaces.js";
-import type { Services } from "./handlers/services.js";
-import { controlHandlers } from "./kv/handlers.js";
-import { fileKv, Kv } from "./kv/kv.js";
-import { ReservationSweeper } from "./kv/reservation-sweeper.js";
-import { launcherHandlers } from "./launcher/handlers.js";
-import { llmHandlers } from "./llm/handlers.js";
-import { type LlmServed, serveLlm } from "./llm/serve.js";
+import { registerCommonPlane } from "./common/register.js";
+import { type Contribution, Dispatcher } from "./dispatch.js";
+import { registerFiles } from "./files/register.js";
+import { registerKv } from "./kv/register.js";
+import type { ReservationSweeper } from "./kv/reservation-sweeper.js";
+import { registerLauncher } from "./launcher/register.js";
+import { type LlmServed, registerLlm } from "./llm/register.js";
 import type { WebhookDeps } from "./llm/webhook.js";
-import { type Across, workAcross } from "./mesh/across.js";
-import { meshAdminHandlers } from "./mesh/admin-handlers.js";
-import { KvReplication } from "./mesh/kv-replication.js";
-import { Mesh } from "./mesh/mesh.js";
-import { meshTestHooks } from "./mesh/timers.js";
-import { directSetup } from "./messaging/direct-route.js";
-import { Messaging } from "./messaging/engine.js";
-import { messagingHandlers } from "./messaging/handlers.js";
-import { SandboxGrants } from "./sandbox/grants.js";
-import { sandboxHandlers } from "./sandbox/handlers.js";
-import { SearchEngine } from "./search/engine.js";
-import { sessionControlHandlers } from "./session-control/handlers.js";
-import { connectHandlers } from "./sessions/connect-handlers.js";
-import { mirrorSessions } from "./sessions/ecc-mirror.js";
-import { PeersView } from "./sessions/peers-view.js";
-import { type HarnessKind, Presence } from "./sessions/presence.js";
-import { Sessions } from "./sessions/sessions.js";
+import type { KvReplication } from "./mesh/kv-replication.js";
+import type { Mesh } from "./mesh/mesh.js";
+import { registerMesh } from "./mesh/register.js";
+import type { MeshRelay } from "./mesh/relay.js";
+import type { Messaging } from "./messaging/engine.js";
+import { registerMessaging } from "./messaging/register.js";
+import { registerSandbox, type SandboxSide } from "./sandbox/register.js";
+import type { SearchEngine } from "./search/engine.js";
+import { registerSearch } from "./search/register.js";
+import { registerSessionControl } from "./session-control/register.js";
+import type { HarnessKind, Presence } from "./sessions/presence.js";
+import { registerSessions } from "./sessions/register.js";
+import type { Sessions } from "./sessions/sessions.js";
 import type { InstanceStore } from "./store/instance-store.js";
 import { TopicHub } from "./topic-hub.js";
-import { serveTranscripts, type Transcripts } from "./transcripts/engine.js";
-import { forkOriginHandlers } from "./transcripts/fork-origin-handlers.js";
-import { transcriptHandlers } from "./transcripts/handlers.js";
-import { transcriptItemsHandlers } from "./transcripts/item-handlers.js";
-import { serveSessionStatus } from "./transcripts/status.js";
+import type { Transcripts } from "./transcripts/engine.js";
+import { registerTranscripts } from "./transcripts/register.js";
 import type { Connection, InboundHandler } from "./wire/connection.js";
-
-/** What the HTTP listener needs for the sandbox origins: the grants, the
- * surfaces each request is checked against, and how to offer `sandbox` once
- * the listener is bound where a browser reaches `*.sandbox.localhost`. */
-export interface SandboxSide {
-  grants: SandboxGrants;
-  surfaces: SurfaceDeps;
-  offer(port: number): void;
-}
 
 /** What the engines are handed from outside. */
 export interface EngineInputs {
@@ -111,7 +88,7 @@ export interface Engines {
   /** The shared board, if any (closed on stop). */
   teamBoard?: TeamBoard;
   /** The board's interval syncs (started once the socket listens). */
-  boardSync: Pick<BoardSyncScheduler, "start" | "dispose">;
+  boardSync: { start(): void; dispose(): void };
   dispatcher: Dispatcher;
   /** Every open connection. */
   connections: Set<Connection>;
@@ -121,209 +98,143 @@ export interface Engines {
   mesh: Mesh;
   /** KV replication over those links (DR-0049). */
   kvReplication?: KvReplication;
+  /** The relay of peers' topics (DR-0048). */
+  relay: MeshRelay;
   /** What every accepted connection reads through: mesh handshakes and link
    * frames first, then dispatch. */
   inbound: InboundHandler;
-  /** Forwarding and the relay over the mesh (DR-0048). */
-  across: Across;
 }
 
 /**
- * The engines, each handed what it needs: the topic hub first (engines
- * register the topics they serve), then sessions, messaging, KV and the board,
- * then the handler table and the dispatcher over it.
+ * The capabilities, each registered with exactly what it needs, in start
+ * order: the topic hub first (capabilities register the topics they serve),
+ * then search (messaging's observer), sessions, KV, the mesh, messaging, the
+ * board, the session controls and the launcher, transcripts, the LLM side,
+ * files and the sandbox, auth; the relay once every topic is known, the
+ * common plane over all of it, and dispatch over every handler. Capabilities
+ * are offered in that order. The one cycle: `peers` lists the mesh's
+ * instances and the mesh forwards by the sessions' registry, so sessions get
+ * `instances` as a function over the mesh registered after them.
  */
 export function buildEngines(input: EngineInputs): Engines {
-  const { id, clock, store, log } = input;
-  const hub = new TopicHub(id, log);
-  const sessions = new Sessions(id, store.lastLive, clock, store.persist);
-  sessions.onChange(() => hub.invalidate("peers"));
-  const peers = new PeersView(sessions, () => mesh.instances(), log);
-  hub.provideValueJson("peers", (_param, budget) => peers.json(budget));
-  const presence = new Presence(input.harness, input.configHome, id, sessions, hub, log);
-  mirrorSessions(id, sessions, store.eccSessions, store.persist);
-  const direct = directSetup(input.env, input.harness, input.configHome, log);
-  const messaging = new Messaging(id, sessions, store.inbox, hub, clock, log, direct);
-  // KV in the team store when the board is there (DR-0046), else the file.
-  const kv = new Kv(
-    input.team?.kv ?? fileKv(store.kv, (write) => store.queue.run(write)),
-    hub,
-    clock,
-  );
-  // File reservations (DR-0041) are KV entries; this only sweeps expired ones.
-  const reservations = new ReservationSweeper(kv, clock, log);
-  input.team?.logTo(log);
-  const board =
-    input.team === undefined ? serveWorkItems(store.db, hub) : serveTeamWorkItems(input.team, hub);
-  const transcripts = serveTranscripts({
-    instanceId: id,
-    harness: input.harness,
-    home: input.configHome,
-    sessions,
-    hub,
-    log,
-  });
-  serveSessionStatus({ instanceId: id, hub, sessions, feeds: transcripts.feeds, log });
-  // Search across sessions (DR-0037): its own file and threads.
+  const { id, clock, store, log, env, harness, configHome, team } = input;
   const files = stateFiles(input.stateDir);
-  const search = new SearchEngine({
-    ...{ index: files.search, store: files.database, harness: input.harness },
-    ...{ home: input.configHome, log },
-    // Test hook: the index's disk is "full" from the start.
-    ...(input.testHooks && input.env.CCMSG_TEST_SEARCH_INDEX_FULL === "1"
-      ? { maxPageCount: 1 }
-      : {}),
-  });
-  messaging.observe(search);
-  // `terminal`: session_rename types into tmux panes (DR-0031).
-  const capabilities = new Set<Capability>(tmuxInstalled(input.env) ? ["terminal"] : []);
-  // `launcher` when ccmsg's config has the section; `fork` from Claude Code
-  // transcripts (DR-0038, DR-0039); `sandbox` once HTTP is up (SandboxSide,
-  // DR-0042).
-  const config = startConfig(input.env, log);
-  // The mesh (DR-0047): the config's list and mesh.json, both checked now
-  // (a damaged one fails startup); links once HTTP is bound (server.ts).
-  const mesh = new Mesh({
-    ...{ id, log, configRows: config.mesh?.endpoints ?? [], peersFile: files.mesh },
-    fileRows: readPeersFile(files.mesh),
-    ...(input.testHooks ? meshTestHooks(input.env) : {}),
-    // A link coming or going shows in `peers` (reachable) at once.
-    changed: () => hub.invalidate("peers"),
-  });
-  // KV across instances (DR-0049): inert without peers but for the purge of
-  // old tombstones. Not with the team store, which instances already share.
-  const kvReplication =
-    input.team === undefined
-      ? new KvReplication({
-          ...{ port: mesh, kv, store: store.kv, commit: (write) => store.queue.run(write) },
-          ...{ clock, log },
-        })
-      : undefined;
-  if (config.launcher !== undefined) capabilities.add("launcher");
-  if (input.harness === "claude") capabilities.add("fork");
-  // The LLM capabilities when a webhook source is configured (DR-0043).
-  const llm = serveLlm({
-    ...{ id, clock, hub, sessions, store, config: config.llm, stateDir: input.stateDir },
-    ...{ capabilities, log },
-  });
-  const sandbox = new SandboxGrants(() => clock.now());
-  const connections = new Set<Connection>();
+  const hub = new TopicHub(id, log);
+  // What ccmsg's config sets up stays as read now until a restart.
+  const config = startConfig(env, log);
+  const capabilities = new Set<Capability>();
+  const parts: Contribution[] = [];
+  /** A capability's contribution joins the instance as it registers. */
+  const take = <T extends Contribution>(part: T): T => {
+    parts.push(part);
+    for (const c of part.capabilities ?? []) capabilities.add(c);
+    return part;
+  };
+  const search = take(
+    registerSearch({
+      ...{ index: files.search, store: files.database, harness, home: configHome, log },
+      // Test hook: the index's disk is "full" from the start.
+      ...(input.testHooks && env.CCMSG_TEST_SEARCH_INDEX_FULL === "1" ? { maxPageCount: 1 } : {}),
+    }),
+  );
+  const sessions = take(
+    registerSessions({
+      ...{ instanceId: id, store, clock, hub, harness, configHome, log },
+      instances: (): InstanceInfo[] => mesh.mesh.instances(),
+    }),
+  );
+  const kv = take(registerKv({ store, team, hub, clock, log }));
+  // KV across instances (DR-0049), unless the team store already shares it.
+  const mesh = take(
+    registerMesh({
+      ...{ instanceId: id, config: config.mesh, peersFile: files.mesh, hub, clock, log },
+      sessions: sessions.sessions,
+      kv: team === undefined ? { kv: kv.kv, store } : undefined,
+      testEnv: input.testHooks ? env : undefined,
+    }),
+  );
+  const { presence } = sessions;
+  const messaging = take(
+    registerMessaging({
+      ...{ instanceId: id, sessions: sessions.sessions, presence, store, hub, clock, log },
+      ...{ harness, configHome, env, observer: search.search, forwarder: mesh.forwarder },
+    }),
+  );
+  const board = take(registerBoard({ store, team, hub, config, env, log }));
+  const ops = {
+    ...{ instanceId: id, log, sessions: sessions.sessions, presence, capabilities },
+    ...{ configHome, harness, env },
+  };
+  take(registerSessionControl({ ...ops, search: search.search }));
+  take(registerLauncher({ ...ops, config: config.launcher }));
+  const transcripts = take(
+    registerTranscripts({
+      ...{ instanceId: id, harness, configHome, sessions: sessions.sessions, hub, env, log },
+      dumpDir: files.dumps,
+    }),
+  );
+  const llm = take(
+    registerLlm({
+      ...{ id, clock, hub, sessions: sessions.sessions, store, config: config.llm },
+      ...{ stateDir: input.stateDir, capabilities, log },
+    }),
+  );
+  const surfaces = {
+    ...{ sessions: sessions.sessions, presence, transcripts: transcripts.transcripts },
+  };
+  take(registerFiles(surfaces));
+  const sandbox = take(registerSandbox({ ...surfaces, clock, log, capabilities }));
+  take(registerAuth({ people: input.people }));
   // After every topic is registered: the relay passes on only what this
   // build serves.
-  const across = workAcross({ mesh, hub, sessions, clock, log });
-  messaging.candidatesElsewhere((row, local) =>
-    across.forwarder.candidates(row.repo_root ?? row.cwd, row.sid, local),
+  const relay = mesh.relay();
+  const connections = new Set<Connection>();
+  take(
+    registerCommonPlane({
+      ...ops,
+      ...{ version: VERSION, startedAt: input.startedAt, hub, mesh: mesh.mesh },
+      ...{ messaging: messaging.messaging, transcripts: transcripts.transcripts },
+      clientCount: () => connections.size,
+      ...{ httpAddresses: input.httpAddresses, shutdown: input.shutdown },
+    }),
   );
-  const services: Services = {
-    instanceId: id,
-    version: VERSION,
-    startedAt: input.startedAt,
-    log,
-    sessions,
-    presence,
-    messaging,
-    hub,
-    kv,
-    capabilities,
-    configHome: input.configHome,
-    harness: input.harness,
-    env: input.env,
-    transcripts,
-    dumpDir: files.dumps,
-    search,
-    sandbox,
-    llmUsage: llm.usage,
-    llmQuota: llm.quota,
-    now: () => clock.now(),
-    people: input.people,
-    self: () => mesh.instances()[0]!,
-    mesh,
-    forwarder: across.forwarder,
-    clientCount: () => connections.size,
-    httpAddresses: input.httpAddresses,
-    shutdown: input.shutdown,
-  };
-  const dispatcher = new Dispatcher(
-    id,
-    handlerTable(services),
-    capabilities,
-    log,
-    (identity) => {
-      if (identity.role === "session") sessions.touch(identity.sid);
+  const dispatcher = new Dispatcher({
+    ...{ instanceId: id, capabilities, log, forwarder: mesh.forwarder },
+    handlers: Object.assign({}, ...parts.map((p) => p.handlers)),
+    admin: Object.assign({}, ...parts.map((p) => p.admin ?? {})),
+    onRequest: (identity) => {
+      if (identity.role === "session") sessions.sessions.touch(identity.sid);
     },
-    { ...adminHandlers(services), ...meshAdminHandlers(services) },
-  );
-  dispatcher.linkedBy((conn) => mesh.peerOf(conn));
-  dispatcher.forwardWith(across.forwarder);
-  const runner = new MutationRunner(undefined);
-  // The interval syncs write the instance's own board, not a team board.
-  const boardSync = input.team
-    ? {
-        start: () => {
-          if (config.sync !== undefined) log.warn("board syncs are not run on a team board");
-        },
-        dispose() {},
-      }
-    : new BoardSyncScheduler({
-        ...{ config, env: input.env, cwd: process.cwd(), log, runner },
-        ...{ db: store.db, dbPath: store.state.path, changed: (items) => board.offer(items) },
-      });
+    linkPeer: (conn) => mesh.mesh.peerOf(conn),
+  });
   return {
     config,
-    teamBoard: input.team,
+    teamBoard: team,
     hub,
-    sessions,
-    messaging,
+    sessions: sessions.sessions,
+    messaging: messaging.messaging,
     presence,
-    board,
-    transcripts,
-    search,
-    reservations,
-    sandbox: {
-      grants: sandbox,
-      surfaces: { sessions, presence, transcripts },
-      offer(port) {
-        sandbox.serveOn(port);
-        capabilities.add("sandbox");
-      },
-    },
+    board: board.board,
+    runner: board.runner,
+    boardSync: board.boardSync,
+    transcripts: transcripts.transcripts,
+    search: search.search,
+    reservations: kv.reservations,
+    sandbox: sandbox.sandbox,
     llm,
     webhook: llm.webhook,
     expire: () => {
-      sessions.expire();
-      across.relay.expire();
+      sessions.sessions.expire();
+      relay.expire();
       llm.requests.expire();
       llm.due();
     },
-    runner,
-    boardSync,
     dispatcher,
     connections,
-    mesh,
-    kvReplication,
-    inbound: mesh.inbound(dispatcher),
-    across,
-  };
-}
-
-/** Every op this build implements, by plane; an op missing here answers
- * `internal_error` "not implemented in this build" (the HTTP-carried auth ops
- * answer `bad_request`: they are served by auth/auth-routes.ts, never as
- * frames). */
-export function handlerTable(services: Services): Handlers {
-  return {
-    ...connectHandlers(services),
-    ...messagingHandlers(services),
-    ...controlHandlers(services),
-    ...sessionControlHandlers(services),
-    ...transcriptHandlers(services),
-    ...transcriptItemsHandlers(services),
-    ...fileHandlers(services),
-    ...launcherHandlers(services),
-    ...forkOriginHandlers(services),
-    ...sandboxHandlers(services),
-    ...llmHandlers(services),
-    ...authHandlers(services),
+    mesh: mesh.mesh,
+    kvReplication: mesh.kvReplication,
+    relay,
+    inbound: mesh.mesh.inbound(dispatcher),
   };
 }
 

@@ -24,7 +24,7 @@ export interface StopParts {
   sessions: Sessions;
   presence: { dispose(): void };
   reservations: { dispose(): void };
-  across: { relay: { dispose(): void } };
+  relay: { dispose(): void };
   transcripts: { dispose(): void };
   search: { close(): Promise<void> };
   llm: { close(): void };
@@ -64,7 +64,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   parts.store.queue.flush();
   parts.presence.dispose();
   parts.reservations.dispose();
-  parts.across.relay.dispose();
+  parts.relay.dispose();
   parts.transcripts.dispose();
   // After the flush: the last messages reach the index before it closes.
   await parts.search.close();

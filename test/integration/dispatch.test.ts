@@ -1,6 +1,9 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FIXTURE_IDS, fixture, OP_FIXTURES } from "../../src/contract/fixtures/index.js";
 import {
+  isOpName,
   MAX_FRAME_BYTES,
   OP_ATTRIBUTES,
   OP_NAMES,
@@ -12,20 +15,35 @@ import {
   TOPIC_KINDS,
 } from "../../src/contract/index.js";
 import { tmuxInstalled } from "../../src/harness/tmux.js";
-import { handlerTable } from "../../src/instance/engines.js";
-import type { Services } from "../../src/instance/handlers/services.js";
-import { sharedInstance } from "../helpers/instance.js";
+import { ROOT, sharedInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // The authorization matrix of scenario 18, on a real instance: every op ×
 // every role, before a greeting, with bad arguments, and an unknown op — with
 // the connection still usable after every refusal.
 
-/** Ops this build implements — the keys of the instance's handler table (no
- * handler runs); every other op answers internal_error "not implemented in
- * this build" (or a table refusal before that), except the HTTP-carried auth
- * ops, which are bad_request as frames. */
-const IMPLEMENTED = new Set(Object.keys(handlerTable({} as Services)));
+/** Ops this build implements — the keys of every handler family's table
+ * (each `handlers.ts` and `*-handlers.ts` below src/instance/; no handler
+ * runs); every
+ * other op answers internal_error "not implemented in this build" (or a
+ * table refusal before that), except the HTTP-carried auth ops, which are
+ * bad_request as frames. */
+const IMPLEMENTED = await implementedOps();
+
+async function implementedOps(): Promise<Set<string>> {
+  const dir = join(ROOT, "src", "instance");
+  const modules = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) =>
+    /(^|\/|-)handlers\.ts$/.test(f),
+  );
+  const ops = new Set<string>();
+  for (const file of modules) {
+    const families: Record<string, unknown> = await import(join(dir, file));
+    for (const [name, family] of Object.entries(families))
+      if (/Handlers$/.test(name) && typeof family === "function")
+        for (const op of Object.keys(family({}))) if (isOpName(op)) ops.add(op);
+  }
+  return ops;
+}
 
 /** What this machine lets the instance offer: `terminal` where tmux is
  * installed (DR-0031), `fork` for a Claude Code home (DR-0039), and

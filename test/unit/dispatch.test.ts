@@ -30,7 +30,10 @@ function req(op: OpName, extra: Record<string, unknown> = {}): Record<string, un
 function dispatcher(handlers: Handlers = {}, capabilities: Capability[] = []) {
   const logged: Record<string, unknown>[] = [];
   const log = pino({ level: "error" }, { write: (s: string) => logged.push(JSON.parse(s)) });
-  const d = new Dispatcher(INSTANCE, handlers, new Set(capabilities), log, () => {});
+  const d = new Dispatcher({
+    ...{ instanceId: INSTANCE, handlers, admin: {}, capabilities: new Set(capabilities) },
+    ...{ log, onRequest: () => {} },
+  });
   return { d, logged };
 }
 

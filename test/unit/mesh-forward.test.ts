@@ -25,6 +25,12 @@ function peersOf(instance: string, live: string[], lost: string[] = []) {
   };
 }
 
+/** A dispatcher of `instanceId` with no capabilities, no admin frames, no log. */
+function quiet(instanceId: string) {
+  const capabilities = new Set<never>();
+  return { instanceId, admin: {}, capabilities, log: silent, onRequest: () => {} };
+}
+
 /** Instance A forwarding to C (and B), whose dispatcher runs `cHandlers`. */
 function mesh(cHandlers: Handlers, localHere: Record<string, "live" | "lost"> = {}) {
   const calls: { op: string; caller: Identity; args: Record<string, unknown> }[] = [];
@@ -34,7 +40,7 @@ function mesh(cHandlers: Handlers, localHere: Record<string, "live" | "lost"> = 
       calls.push({ op, caller: ctx.caller, args });
       return result;
     };
-  const onC = new Dispatcher(C, cHandlers, new Set(), silent, () => {});
+  const onC = new Dispatcher({ ...quiet(C), handlers: cHandlers });
   const port = new FakeMesh(A, [B, C], new Map([[C, onC]]));
   port.setLink(B, true);
   port.setLink(C, true);
@@ -47,9 +53,12 @@ function mesh(cHandlers: Handlers, localHere: Record<string, "live" | "lost"> = 
       throw contractError("session_not_found", `no session ${args.sid}`);
     },
   };
-  const onA = new Dispatcher(A, local, new Set(), silent, () => {});
-  onA.forwardWith(forwarder);
-  onA.linkedBy((conn) => port.peerOf(conn));
+  const onA = new Dispatcher({
+    ...quiet(A),
+    handlers: local,
+    forwarder,
+    linkPeer: (conn) => port.peerOf(conn),
+  });
   return { port, owners, forwarder, onA, calls, record };
 }
 

@@ -1,6 +1,12 @@
 import { contractError } from "../../contract/errors.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
+import type { PersonAuth } from "./person-auth.js";
+
+/** What the passkey frames use. */
+export interface AuthHandlerDeps {
+  /** Person authentication, once the HTTP listener is bound; undefined without one. */
+  people(): PersonAuth | undefined;
+}
 
 /**
  * The person-auth ops that arrive as frames (contract §9.2). `auth_refresh`
@@ -9,7 +15,7 @@ import type { Services } from "../handlers/services.js";
  * instance link over WebSocket, not built yet, so only an instance on the
  * local socket can call them today, and it is answered as the issuer.
  */
-export function authHandlers(s: Services): Handlers {
+export function authHandlers(s: AuthHandlerDeps): Handlers {
   const people = () => {
     const p = s.people();
     if (p === undefined)
@@ -49,7 +55,7 @@ export const ADMIN_OPS = [
 ];
 
 export function adminHandlers(
-  s: Services,
+  s: AuthHandlerDeps,
 ): Record<string, (frame: Record<string, unknown>) => object | Promise<object>> {
   const people = () => {
     const p = s.people();

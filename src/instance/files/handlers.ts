@@ -1,12 +1,11 @@
 import { contractError } from "../../contract/errors.js";
 import type { FileKind } from "../../contract/files.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
 import { isRefusal } from "./checked-open.js";
 import { createFile, deleteFile, editFile, listDir, readFile, writeToInbox } from "./file-ops.js";
 import { type FindStart, findFiles } from "./find.js";
 import { answer, type FileOp } from "./op-codes.js";
-import { places, surfacesOf } from "./session-surfaces.js";
+import { places, type SurfaceDeps, surfacesOf } from "./session-surfaces.js";
 import { type Admitted, admit, admitAsFile, type Final } from "./surfaces.js";
 
 // The file ops (contract §4.3.4, DR-0036): each names a session and a
@@ -24,7 +23,7 @@ function requireOwn(caller: { role: string; sid?: string }, sid: string): void {
 
 async function admitted(
   op: FileOp,
-  s: Services,
+  s: SurfaceDeps,
   args: { sid: string; kind: FileKind; path?: string },
   final: Final = "follow",
 ): Promise<Admitted> {
@@ -35,7 +34,7 @@ async function admitted(
 /** Parallel path checks in one `file_stat_batch`. */
 const PARALLEL_STATS = 16;
 
-export function fileHandlers(s: Services): Handlers {
+export function fileHandlers(s: SurfaceDeps): Handlers {
   return {
     async dir_list(args, { caller }) {
       requireOwn(caller, args.sid);

@@ -1,5 +1,7 @@
 import type { FileKind } from "../../contract/files.js";
-import type { Services } from "../handlers/services.js";
+import type { Presence } from "../sessions/presence.js";
+import type { Sessions } from "../sessions/sessions.js";
+import type { Transcripts } from "../transcripts/engine.js";
 import { isRefusal, type Opened, openChecked, type Refusal } from "./checked-open.js";
 import { type Admitted, admit, type Surfaces } from "./surfaces.js";
 
@@ -8,7 +10,11 @@ import { type Admitted, admit, type Surfaces } from "./surfaces.js";
 // (DR-0042): one place reads them, so the two can never check differently.
 
 /** What reading a session's surfaces needs. */
-export type SurfaceDeps = Pick<Services, "sessions" | "presence" | "transcripts">;
+export interface SurfaceDeps {
+  sessions: Sessions;
+  presence: Pick<Presence, "fresh">;
+  transcripts: Transcripts;
+}
 
 /** The session's stated places: root (`repo_root`, else `cwd`) and cwd. */
 export async function places(

@@ -1,8 +1,13 @@
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
+import type { Kv } from "./kv.js";
 
-/** The control ops this build implements: the KV store and last_live removal. */
-export function controlHandlers(s: Services): Handlers {
+/** What the KV ops use. */
+export interface KvHandlerDeps {
+  kv: Kv;
+}
+
+/** kv_read, kv_write, kv_delete. */
+export function kvHandlers(s: KvHandlerDeps): Handlers {
   return {
     kv_read({ ns, key }) {
       return s.kv.read(ns, key);
@@ -15,10 +20,6 @@ export function controlHandlers(s: Services): Handlers {
     async kv_delete({ ns, key }) {
       await s.kv.delete(ns, key);
       return {};
-    },
-
-    session_last_live_remove({ sid }) {
-      return { removed: s.sessions.removeLastLive(sid) };
     },
   };
 }

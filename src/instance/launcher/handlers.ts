@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
 import { readConfig } from "../../config/config.js";
 import type { LauncherConfig } from "../../config/launcher.js";
 import { ContractError, contractError } from "../../contract/errors.js";
+import type { Capability } from "../../contract/identifiers.js";
 import type { LauncherRunResult, LauncherTemplate } from "../../contract/launcher.js";
 import { findSessionFile } from "../../harness/claude/session-files.js";
 import {
@@ -23,7 +25,7 @@ import {
 import { addWorktree, worktreePath, worktreeRoots } from "../../probes/git.js";
 import { configFile } from "../../state/paths.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
+import type { HarnessKind, Presence } from "../sessions/presence.js";
 import { dirTree } from "./dir-tree.js";
 import { containedDirectory, realRoots } from "./roots.js";
 
@@ -39,7 +41,21 @@ export const DEFAULT_LAUNCH_TIMEOUT_MS = 15_000;
 /** How often a launch looks for its session's state file. */
 const SESSION_POLL_MS = 100;
 
-export function launcherHandlers(s: Services): Handlers {
+/** What the launcher ops use. */
+export interface LauncherHandlerDeps {
+  log: Logger;
+  /** Which sessions run, from the harness's files; `fresh()` before acting. */
+  presence: Pick<Presence, "fresh">;
+  capabilities: ReadonlySet<Capability>;
+  /** The harness config home whose transcript tree transcripts must be in. */
+  configHome: string;
+  /** The harness whose config home it is. */
+  harness: HarnessKind;
+  /** The instance's environment (ccmsg's config file, tools on PATH). */
+  env: NodeJS.ProcessEnv;
+}
+
+export function launcherHandlers(s: LauncherHandlerDeps): Handlers {
   /** tmux windows open one at a time: two launches must not both find the
    * tmux session missing and both try to make it. */
   let windows: Promise<unknown> = Promise.resolve();

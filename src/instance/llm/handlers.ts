@@ -1,5 +1,6 @@
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
+import type { LlmQuota } from "./quota.js";
+import type { LlmUsage } from "./usage.js";
 
 // The LLM gateway's ops (contract §4.3.5), offered with a webhook source:
 // `llm_stats_read` (capability `llm_stats`) — spend per day, credential name
@@ -7,7 +8,14 @@ import type { Services } from "../handlers/services.js";
 // (`llm_usage`) — quota per credential from the rate-limit headers they saw
 // (DR-0043).
 
-export function llmHandlers(s: Services): Handlers {
+/** What the LLM ops use. */
+export interface LlmHandlerDeps {
+  llmUsage: LlmUsage;
+  llmQuota: LlmQuota;
+  now(): number;
+}
+
+export function llmHandlers(s: LlmHandlerDeps): Handlers {
   return {
     async llm_stats_read({ days }) {
       return s.llmUsage.stats(days, s.now());

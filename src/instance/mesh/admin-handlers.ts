@@ -1,11 +1,16 @@
 import { contractError } from "../../contract/errors.js";
-import type { Services } from "../handlers/services.js";
+import type { Mesh } from "./mesh.js";
+
+/** What the mesh's administrative frames use. */
+export interface MeshAdminDeps {
+  mesh: Mesh;
+}
 
 /** `ccmsg mesh add|list|remove` (DR-0047): administrative frames over the
  * Unix socket only, like the passkey ones (auth.ts), so a change takes effect
  * at once — a new peer is dialed, a removed one's link closes. */
 export function meshAdminHandlers(
-  s: Services,
+  s: MeshAdminDeps,
 ): Record<string, (frame: Record<string, unknown>) => object | Promise<object>> {
   const text = (v: unknown, name: string) => {
     if (typeof v !== "string" || v.length < 1 || v.length > 2048)

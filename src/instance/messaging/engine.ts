@@ -31,9 +31,38 @@ export interface MessagingObserver {
   notification(note: Notification): void;
 }
 
+/** Adds candidates live on other instances (the mesh's rows). */
+export type CandidatesElsewhere = (
+  row: LastLiveSession,
+  local: CandidateSession[],
+) => CandidateSession[];
+
+/** What messaging is built on. */
+export interface MessagingDeps {
+  instanceId: string;
+  sessions: Sessions;
+  inbox: InboxStore;
+  hub: TopicHub;
+  clock: Clock;
+  log: Logger;
+  /** Route (a)'s setup: the harness whose sockets it reaches. */
+  direct: DirectSetup;
+  /** Told of every message and notification (the search index). */
+  observer?: MessagingObserver;
+  /** Candidates on other instances (a port onto the mesh, DR-0048). */
+  elsewhere?: CandidatesElsewhere;
+}
+
 export class Messaging {
   private counter: number;
-  private observer: MessagingObserver | undefined;
+  private readonly instanceId: string;
+  private readonly sessions: Sessions;
+  private readonly inbox: InboxStore;
+  private readonly hub: TopicHub;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly observer: MessagingObserver | undefined;
+  private readonly elsewhere: CandidatesElsewhere | undefined;
   /** `say_post` marks: volatile, cleared by `say_mark_read`. */
   private readonly unread = new Map<Sid, number>();
   /** Sids with an offer of held messages in progress (one at a time). */
@@ -41,23 +70,20 @@ export class Messaging {
   /** Sids that got new held messages while an offer was in progress. */
   private readonly offerAgain = new Set<Sid>();
   private readonly handOvers = new HandOvers();
-  /** Adds candidates live on other instances (the mesh's rows). */
-  private elsewhere:
-    | ((row: LastLiveSession, local: CandidateSession[]) => CandidateSession[])
-    | undefined;
   /** Route (a): straight into the recipient's harness. */
   readonly direct: DirectRoute;
 
-  constructor(
-    private readonly instanceId: string,
-    private readonly sessions: Sessions,
-    private readonly inbox: InboxStore,
-    private readonly hub: TopicHub,
-    private readonly clock: Clock,
-    private readonly log: Logger,
-    direct: DirectSetup,
-  ) {
-    this.direct = new DirectRoute(direct, inbox, this.directHooks(), () => clock.now(), log);
+  constructor(deps: MessagingDeps) {
+    const { inbox, hub, clock, log, sessions } = deps;
+    this.instanceId = deps.instanceId;
+    this.sessions = sessions;
+    this.inbox = inbox;
+    this.hub = hub;
+    this.clock = clock;
+    this.log = log;
+    this.observer = deps.observer;
+    this.elsewhere = deps.elsewhere;
+    this.direct = new DirectRoute(deps.direct, inbox, this.directHooks(), () => clock.now(), log);
     // Mids resume above every mid this instance ever issued, so a `reply_to`
     // never points at a reused mid.
     this.counter = inbox.midFloor();
@@ -186,18 +212,6 @@ export class Messaging {
   endWaiting(sid: Sid): void {
     const holder = this.hub.inboxHolder(sid);
     if (holder !== undefined && this.handOvers.mode(holder) === "wait") this.hub.supersede(holder);
-  }
-
-  /** Offer sessions live on other instances as candidates too. */
-  candidatesElsewhere(
-    add: (row: LastLiveSession, local: CandidateSession[]) => CandidateSession[],
-  ): void {
-    this.elsewhere = add;
-  }
-
-  /** Tell `observer` of every message and notification from now on. */
-  observe(observer: MessagingObserver): void {
-    this.observer = observer;
   }
 
   async send(from: Sender, args: MessageSendArgs): Promise<MessageSendResult> {

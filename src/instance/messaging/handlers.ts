@@ -1,10 +1,23 @@
 import { contractError } from "../../contract/errors.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
+import type { Forwarder } from "../mesh/forward.js";
+import type { Presence } from "../sessions/presence.js";
+import type { Sessions } from "../sessions/sessions.js";
+import type { Messaging } from "./engine.js";
+
+/** What the messaging ops use. */
+export interface MessagingHandlerDeps {
+  sessions: Sessions;
+  /** Which sessions run, from the harness's files; `fresh()` before acting. */
+  presence: Pick<Presence, "fresh">;
+  messaging: Messaging;
+  /** Carries `message_send` to the instance owning its addressee (§7.7). */
+  forwarder?: Pick<Forwarder, "liveElsewhere" | "messageSend">;
+}
 
 /** message_send, notify_send, say_post, say_mark_read. The sender always
  * comes from the connection's identity, never from arguments. */
-export function messagingHandlers(s: Services): Handlers {
+export function messagingHandlers(s: MessagingHandlerDeps): Handlers {
   return {
     async message_send(args, { caller }) {
       // An addressee without a connection may still run (or have ended):

@@ -1,15 +1,22 @@
+import type { Logger } from "pino";
 import { contractError } from "../../contract/errors.js";
 import type { Handlers } from "../dispatch.js";
 import { isRefusal } from "../files/checked-open.js";
-import { openForRead } from "../files/session-surfaces.js";
+import { openForRead, type SurfaceDeps } from "../files/session-surfaces.js";
 import { normalizeAbsolute, normalizeRelative } from "../files/surfaces.js";
-import type { Services } from "../handlers/services.js";
+import type { SandboxGrants } from "./grants.js";
 
 // The sandbox (contract §4.3.5, capability `sandbox`, DR-0042): a grant is
 // minted only for a file `file_read` would open for a person right now, and
 // every request through it runs that check again (sandbox/serve.ts).
 
-export function sandboxHandlers(s: Services): Handlers {
+/** What the sandbox ops use. */
+export interface SandboxHandlerDeps extends SurfaceDeps {
+  log: Logger;
+  sandbox: SandboxGrants;
+}
+
+export function sandboxHandlers(s: SandboxHandlerDeps): Handlers {
   return {
     async sandbox_grant({ sid, kind, path }) {
       if (!s.sandbox.serving)

@@ -1,8 +1,10 @@
 import { resolve } from "node:path";
+import type { Logger } from "pino";
 import { loadConfig } from "../../config/config.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
 import { utf8Length } from "../../contract/frames.js";
+import type { InstanceId } from "../../contract/identifiers.js";
 import type { SessionSearchHit } from "../../contract/session-control.js";
 import { tmuxPane } from "../../harness/claude/session-files.js";
 import {
@@ -15,7 +17,9 @@ import { typeLine } from "../../harness/tmux.js";
 import { compileSearch, type FoundSession } from "../../harness/transcript-search.js";
 import { configFile } from "../../state/paths.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
+import type { SearchEngine } from "../search/engine.js";
+import type { HarnessKind, Presence } from "../sessions/presence.js";
+import type { Sessions } from "../sessions/sessions.js";
 import { DEFAULT_SEARCH_BUDGET_MS, SessionSearches } from "./session-search.js";
 
 // Controls that act on a session's harness process (contract §4.3.3):
@@ -27,7 +31,23 @@ import { DEFAULT_SEARCH_BUDGET_MS, SessionSearches } from "./session-search.js";
 /** Room left in a reply frame for the envelope around the hits. */
 const SEARCH_REPLY_BYTES = MAX_FRAME_BYTES - 4096;
 
-export function sessionControlHandlers(s: Services): Handlers {
+/** What the session controls use. */
+export interface SessionControlDeps {
+  instanceId: InstanceId;
+  log: Logger;
+  sessions: Sessions;
+  /** Which sessions run, from the harness's files; `fresh()` before acting. */
+  presence: Pick<Presence, "fresh">;
+  /** The harness config home whose transcript tree transcripts must be in. */
+  configHome: string;
+  /** The harness whose config home it is. */
+  harness: HarnessKind;
+  /** The instance's environment (ccmsg's config file, tools on PATH). */
+  env: NodeJS.ProcessEnv;
+  search: SearchEngine;
+}
+
+export function sessionControlHandlers(s: SessionControlDeps): Handlers {
   const searches = new SessionSearches(s.harness, s.configHome, searchBudget(s), s.log, s.search);
 
   /** The running harness process of `sid`, proven to be the session's — read
@@ -123,7 +143,7 @@ export function sessionControlHandlers(s: Services): Handlers {
 
 /** ccmsg's config decides the search budget; a config that cannot be read
  * keeps the default (and the log says why). */
-function searchBudget(s: Services): number {
+function searchBudget(s: SessionControlDeps): number {
   try {
     return loadConfig(configFile(undefined, s.env)).search_budget_ms ?? DEFAULT_SEARCH_BUDGET_MS;
   } catch (error) {
@@ -134,7 +154,7 @@ function searchBudget(s: Services): number {
 
 /** A found transcript as the contract's hit, completed by what the registry
  * knows of the session (its repository and worktree, its stated title). */
-function searchHit(s: Services, found: FoundSession): SessionSearchHit {
+function searchHit(s: SessionControlDeps, found: FoundSession): SessionSearchHit {
   const { sid, file, created_at, updated_at, size, matches } = found;
   const hit: SessionSearchHit = {
     sid,

@@ -1,13 +1,13 @@
 import { contractError } from "../../contract/errors.js";
 import { findForkOrigin } from "../../harness/claude/fork-origin.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
-import { transcriptFile } from "./handlers.js";
+import { type TranscriptHandlerDeps, transcriptFile } from "./handlers.js";
 
 // `session_fork_origin` (contract §4.3.3, capability `fork`, offered by an
 // instance of a Claude Code home): found from the transcripts themselves.
 
-export function forkOriginHandlers(s: Services): Handlers {
+/** It uses what transcript_read does. */
+export function forkOriginHandlers(s: TranscriptHandlerDeps): Handlers {
   return {
     async session_fork_origin({ sid }) {
       // No transcript of the session: `not_found`.

@@ -7,7 +7,8 @@ import {
   teammateAgentId,
 } from "../../harness/transcript-files.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
+import type { HarnessKind } from "../sessions/presence.js";
+import type { Transcripts } from "./engine.js";
 import { readPage } from "./raw.js";
 
 /** Who asks about a session's transcript: a session only about itself
@@ -33,9 +34,18 @@ export function noTranscript(sid: string, agentId: string | undefined): Error {
   );
 }
 
+/** What the raw transcript op uses. */
+export interface TranscriptHandlerDeps {
+  /** The harness config home whose transcript tree transcripts must be in. */
+  configHome: string;
+  /** The harness whose config home it is. */
+  harness: HarnessKind;
+  transcripts: Transcripts;
+}
+
 /** The contained file behind (sid, agent_id | teammate), or `not_found`. */
 export async function transcriptFile(
-  s: Services,
+  s: TranscriptHandlerDeps,
   sid: string,
   pick: { agent_id?: string; teammate?: string },
 ): Promise<string> {
@@ -56,7 +66,7 @@ export async function transcriptFile(
 }
 
 /** The raw transcript op (contract §4.3.3 `transcript_read`). */
-export function transcriptHandlers(s: Services): Handlers {
+export function transcriptHandlers(s: TranscriptHandlerDeps): Handlers {
   return {
     async transcript_read(args, { caller }) {
       requireOwnTranscript(caller, args.sid);

@@ -1,6 +1,7 @@
 import { readConfig } from "../../config/config.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { ContractError, contractError } from "../../contract/errors.js";
+import type { InstanceId } from "../../contract/identifiers.js";
 import {
   DEFAULT_DUMP_PRESETS,
   dumpSelectors,
@@ -10,8 +11,8 @@ import {
 import type { DumpIds, DumpPreset } from "../../contract/transcripts.js";
 import { configFile } from "../../state/paths.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
 import { writeDump } from "./dump.js";
+import type { Transcripts } from "./engine.js";
 import { checkAgentId, noTranscript, requireOwnTranscript } from "./handlers.js";
 import { type ItemIndex, type ItemRange, readSlice } from "./items.js";
 
@@ -25,7 +26,17 @@ export const ITEMS_READ_LIMIT = 500;
 /** Room for items and ledger in one reply (the envelope and `next` are small). */
 const READ_BUDGET = MAX_FRAME_BYTES - 16 * 1024;
 
-export function transcriptItemsHandlers(s: Services): Handlers {
+/** What the typed transcript ops use. */
+export interface TranscriptItemDeps {
+  instanceId: InstanceId;
+  /** The instance's environment (ccmsg's config file, tools on PATH). */
+  env: NodeJS.ProcessEnv;
+  transcripts: Transcripts;
+  /** Where `session_dump_write` writes (`<state dir>/dumps`). */
+  dumpDir: string;
+}
+
+export function transcriptItemsHandlers(s: TranscriptItemDeps): Handlers {
   return {
     async transcript_items_read(args, { caller }) {
       requireOwnTranscript(caller, args.sid);
@@ -71,7 +82,7 @@ export function transcriptItemsHandlers(s: Services): Handlers {
 /** The configured presets, read afresh (an edit needs no restart); the
  * built-in ones when the configuration names none. A broken configuration
  * is not the caller's fault: `internal_error`, naming the key. */
-async function presets(s: Services): Promise<DumpPreset[]> {
+async function presets(s: TranscriptItemDeps): Promise<DumpPreset[]> {
   try {
     const config = await readConfig(configFile(undefined, s.env));
     return config.dump_presets ?? [...DEFAULT_DUMP_PRESETS];
@@ -82,7 +93,7 @@ async function presets(s: Services): Promise<DumpPreset[]> {
 }
 
 /** The presets a selection refers to, read only when it names one. */
-async function presetsFor(s: Services, selectors: readonly string[] | undefined) {
+async function presetsFor(s: TranscriptItemDeps, selectors: readonly string[] | undefined) {
   return presetTable(selectors?.some((t) => t.includes("@")) ? await presets(s) : []);
 }
 
@@ -103,7 +114,7 @@ function rangeOf(args: {
 /** Run `use` on the caught-up item index of a session's (or an agent's)
  * transcript, holding its feed meanwhile; `not_found` when there is none. */
 async function withIndex<T>(
-  s: Services,
+  s: TranscriptItemDeps,
   sid: string,
   agentId: string | undefined,
   use: (index: ItemIndex) => Promise<T>,

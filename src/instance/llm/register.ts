@@ -4,9 +4,11 @@ import type { Capability } from "../../contract/identifiers.js";
 import type { LlmEvent } from "../../gateway/event.js";
 import { LlmUsageStore } from "../../store/llm-usage.js";
 import type { Clock } from "../clock.js";
+import type { Contribution } from "../dispatch.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import type { TopicHub } from "../topic-hub.js";
+import { llmHandlers } from "./handlers.js";
 import { LlmQuota } from "./quota.js";
 import { LlmRequests } from "./requests.js";
 import { SessionFiles } from "./session-files.js";
@@ -15,7 +17,7 @@ import { StatusPagePoller } from "./status-page.js";
 import { LlmUsage } from "./usage.js";
 import type { WebhookDeps } from "./webhook.js";
 
-export interface LlmServed {
+export interface LlmServed extends Contribution {
   requests: LlmRequests;
   usage: LlmUsage;
   quota: LlmQuota;
@@ -35,12 +37,12 @@ export interface LlmServed {
  * the spend sums, the quota readings and the sessions' statusline files.
  * A configured status page alone offers `llm_status` too, and is polled.
  */
-export function serveLlm(input: {
+export function registerLlm(input: {
   id: string;
   clock: Clock;
   hub: TopicHub;
   sessions: Sessions;
-  store: InstanceStore;
+  store: Pick<InstanceStore, "db" | "persist">;
   config: LlmConfig | undefined;
   stateDir: string;
   capabilities: Set<Capability>;
@@ -105,6 +107,7 @@ export function serveLlm(input: {
     quota,
     status,
     webhook: { sources, ingest },
+    handlers: llmHandlers({ llmUsage: usage, llmQuota: quota, now: () => clock.now() }),
     due: () => poller?.due(),
     close: () => {
       poller?.close();

@@ -1,18 +1,49 @@
+import type { Logger } from "pino";
 import { gateRefusal } from "../../contract/attributes.js";
 import { PROTOCOL_VERSION } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
+import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import { SESSION_META_KEYS, type SessionMeta } from "../../contract/peers.js";
 import { parseTopic, TOPIC_ATTRIBUTES } from "../../contract/topics.js";
 import { containmentRefusal } from "../../harness/transcript-files.js";
 import type { Handlers } from "../dispatch.js";
-import type { Services } from "../handlers/services.js";
+import type { Mesh } from "../mesh/mesh.js";
+import type { Messaging } from "../messaging/engine.js";
+import type { HarnessKind, Presence } from "../sessions/presence.js";
+import type { Sessions } from "../sessions/sessions.js";
+import { vouch } from "../sessions/vouch.js";
+import type { TopicHub } from "../topic-hub.js";
+import type { Transcripts } from "../transcripts/engine.js";
 import { isFeedKind } from "../transcripts/topics.js";
 import type { Connection } from "../wire/connection.js";
-import { vouch } from "./vouch.js";
+
+/** What the common plane's ops use. */
+export interface CommonPlaneDeps {
+  instanceId: InstanceId;
+  version: string;
+  startedAt: number;
+  log: Logger;
+  sessions: Sessions;
+  /** Which sessions run, from the harness's files; `fresh()` before acting. */
+  presence: Pick<Presence, "fresh">;
+  messaging: Messaging;
+  hub: TopicHub;
+  capabilities: ReadonlySet<Capability>;
+  /** The harness config home whose transcript tree transcripts must be in. */
+  configHome: string;
+  /** The harness whose config home it is. */
+  harness: HarnessKind;
+  transcripts: Transcripts;
+  mesh: Mesh;
+  clientCount(): number;
+  httpAddresses(): string[];
+  /** Begin a graceful stop (after the current reply is written). */
+  shutdown(reason: string): void;
+}
 
 /** The common plane: hello, instance_ping, instance_shutdown,
  * session_stopping, topic_subscribe, topic_unsubscribe. */
-export function connectHandlers(s: Services): Handlers {
+export function connectHandlers(s: CommonPlaneDeps): Handlers {
   /** Refuse what only the session itself may do when its harness proves the
    * connection is someone else's (session-vouch.ts): the README's trust model. */
   async function refuseForeign(conn: Connection, sid: string, action: string): Promise<void> {
