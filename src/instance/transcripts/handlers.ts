@@ -10,13 +10,6 @@ import type { Handlers } from "../dispatch.js";
 import type { Services } from "../handlers/services.js";
 import { readPage } from "./raw.js";
 
-/** Who asks about a session's transcript: a session only about itself
- * (contract §4.3.3, scope role), a person about any. */
-export function requireOwnTranscript(caller: { role: string; sid?: string }, sid: string): void {
-  if (caller.role === "session" && caller.sid !== sid)
-    throw contractError("forbidden", "a session may read only its own transcript");
-}
-
 /** An agent id names a file, so it is checked strictly (`invalid_args`). */
 export function checkAgentId(agentId: string | undefined): void {
   if (agentId !== undefined && !AGENT_ID_PATTERN.test(agentId))
@@ -55,11 +48,11 @@ export async function transcriptFile(
   return path;
 }
 
-/** The raw transcript op (contract §4.3.3 `transcript_read`). */
+/** The raw transcript op (contract §4.3.3 `transcript_read`). A session
+ * reads only its own: the op table's `own_sid`, refused by dispatch. */
 export function transcriptHandlers(s: Services): Handlers {
   return {
-    async transcript_read(args, { caller }) {
-      requireOwnTranscript(caller, args.sid);
+    async transcript_read(args) {
       const path = await transcriptFile(s, args.sid, args);
       try {
         await stat(path);

@@ -12,7 +12,7 @@ import { configFile } from "../../state/paths.js";
 import type { Handlers } from "../dispatch.js";
 import type { Services } from "../handlers/services.js";
 import { writeDump } from "./dump.js";
-import { checkAgentId, noTranscript, requireOwnTranscript } from "./handlers.js";
+import { checkAgentId, noTranscript } from "./handlers.js";
 import { type ItemIndex, type ItemRange, readSlice } from "./items.js";
 
 // Typed transcript ops (contract §4.3.3): `transcript_items_read`,
@@ -27,8 +27,7 @@ const READ_BUDGET = MAX_FRAME_BYTES - 16 * 1024;
 
 export function transcriptItemsHandlers(s: Services): Handlers {
   return {
-    async transcript_items_read(args, { caller }) {
-      requireOwnTranscript(caller, args.sid);
+    async transcript_items_read(args) {
       const selection = selectTypes(args.types, await presetsFor(s, args.types));
       const limit = Math.min(args.limit ?? ITEMS_READ_LIMIT, ITEMS_READ_LIMIT);
       const range: ItemRange = { ...rangeOf(args), sinceId: args.since_id };
