@@ -26,11 +26,29 @@ export interface OpAttributes {
   /** The role changes what the reply contains, not whether the call is
    * allowed; only such ops are told the caller's role. */
   readonly scope?: "role";
+  /** What scope `role` narrows to here: a session names only its own `sid`
+   * (a person any). Another sid is refused before the handler runs, with the
+   * op's code for what lies outside the caller's reach (DR-0052). */
+  readonly own_sid?: OwnSid;
   /** Reached over HTTP rather than as a UDS/WS frame. */
   readonly carrier?: "http";
   /** Op-specific codes only; everything the row implies is derived. */
   readonly errors: readonly ErrorCode[];
 }
+
+/** A session naming another session's `sid` gets `code`, saying it may read
+ * only its own `of`. */
+export interface OwnSid {
+  readonly code: Extract<ErrorCode, "forbidden" | "path_forbidden">;
+  readonly of: string;
+}
+
+// A session's own transcript: outside its reach is an authorization matter
+// (`forbidden`, the only refusal of the op's that fits; §4.3.3).
+const OWN_TRANSCRIPT = { code: "forbidden", of: "transcript" } as const;
+// A session's own files: another session's are paths outside what it may
+// reach (`path_forbidden`, §3.1 code 12, §4.3.4).
+const OWN_FILES = { code: "path_forbidden", of: "files" } as const;
 
 // Named role sets, not repeated literals.
 const ALL_ROLES = ROLES;
@@ -197,19 +215,31 @@ export const OP_ATTRIBUTES = {
   session_dump_write: userLocal(["not_found"]),
   dump_presets_read: { ...userLocal([]), roles: AGENT_AND_USER },
   // Scope `role`: a session reads only its own transcript, a person any.
-  transcript_read: { ...userLocal(["not_found"]), roles: AGENT_AND_USER, scope: "role" },
-  transcript_items_read: { ...userLocal(["not_found"]), roles: AGENT_AND_USER, scope: "role" },
+  transcript_read: {
+    ...userLocal(["not_found"]),
+    roles: AGENT_AND_USER,
+    scope: "role",
+    own_sid: OWN_TRANSCRIPT,
+  },
+  transcript_items_read: {
+    ...userLocal(["not_found"]),
+    roles: AGENT_AND_USER,
+    scope: "role",
+    own_sid: OWN_TRANSCRIPT,
+  },
   session_fork_origin: gated("fork", ["not_found"]),
   session_last_live_remove: userLocal([]),
   dir_list: {
     ...userLocal(["path_forbidden", "not_found"]),
     roles: AGENT_AND_USER,
     scope: "role",
+    own_sid: OWN_FILES,
   },
   file_read: {
     ...userLocal(["path_forbidden", "not_found"]),
     roles: AGENT_AND_USER,
     scope: "role",
+    own_sid: OWN_FILES,
   },
   file_write: userLocal(["path_not_writable", "file_exists"]),
   file_create: userLocal(["file_exists", "path_forbidden"]),
@@ -275,6 +305,22 @@ export function gateRefusal(
     };
   }
   return undefined;
+}
+
+/**
+ * Scope `role` for a row with `own_sid` (the start of stage 7, on the
+ * instance that answers — after forwarding, so the owner judges a forwarded
+ * caller as itself): a session naming another session's sid is refused with
+ * the row's code; `undefined` when the caller may go on.
+ */
+export function ownSidRefusal(
+  attrs: OpAttributes,
+  caller: Identity | undefined,
+  sid: unknown,
+): ErrorBody | undefined {
+  if (attrs.own_sid === undefined || caller?.role !== "session" || sid === caller.sid)
+    return undefined;
+  return { code: attrs.own_sid.code, msg: `a session may read only its own ${attrs.own_sid.of}` };
 }
 
 type RolesOf<Op extends OpName> = (typeof OP_ATTRIBUTES)[Op]["roles"][number];

@@ -6,6 +6,7 @@ import {
   OP_ATTRIBUTES,
   type OpAttributes,
   type OpName,
+  ownSidRefusal,
 } from "../contract/attributes.js";
 import { helloIdentity, helloRefusal } from "../contract/connect.js";
 import { REQUEST_ID_MAX_CHARS } from "../contract/constants.js";
@@ -85,7 +86,9 @@ interface Admitted {
  * either answers or passes on, in exactly this order —
  * bad_request → unknown_op → invalid_args → hello_required → forbidden →
  * capability_unavailable → forward → handler → internal_error.
- * Every stage reads the attribute tables; no handler writes its own role check.
+ * Every stage reads the attribute tables; no handler writes its own role check,
+ * nor its own "a session names only its own sid" (`own_sid`, at the handler
+ * stage).
  */
 export class Dispatcher implements InboundHandler {
   private inFlight = 0;
@@ -302,6 +305,9 @@ export class Dispatcher implements InboundHandler {
       return fail({ code: "internal_error", msg: `${op}: not implemented in this build` });
     }
     if (identity !== undefined) this.onRequest(identity);
+    // Scope `role` narrowed by the row, here where the answer is given.
+    const foreign = forwarder === undefined ? ownSidRefusal(attrs, identity, frame.sid) : undefined;
+    if (foreign !== undefined) return fail(foreign);
     const after: (() => void)[] = [];
     const ctx: RequestContext = {
       conn,

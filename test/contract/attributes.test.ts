@@ -102,6 +102,14 @@ describe("the op attribute table", () => {
       "transcript_read",
     ]);
   });
+
+  it("own_sid narrows exactly the scope: role ops, with a code each op may answer", () => {
+    const own = rows.filter(([, a]) => a.own_sid !== undefined);
+    expect(own.map(([op]) => op)).toEqual(
+      rows.filter(([, a]) => a.scope === "role").map(([op]) => op),
+    );
+    for (const [op, a] of own) expect(opErrors(op)).toContain(a.own_sid?.code);
+  });
 });
 
 // The "Full errors" column of contract §4.2, as the spec states it: opErrors

@@ -1,6 +1,6 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { OP_NAMES, type OpName } from "../../src/contract/attributes.js";
+import { OP_NAMES, type OpName, opAttributes } from "../../src/contract/attributes.js";
 import { PROTOCOL_VERSION } from "../../src/contract/constants.js";
 import type { Identity } from "../../src/contract/envelope.js";
 import { contractError } from "../../src/contract/errors.js";
@@ -260,6 +260,39 @@ describe("the dispatcher's handler stage", () => {
       ["h", true],
       ["s", true],
     ]);
+  });
+
+  it("refuses a session naming another session's sid where the row says own_sid, with the row's code, before the handler", async () => {
+    const other = "1f0e0d0c-0b0a-4908-8706-050403020101";
+    const ran: string[] = [];
+    const handlers: Handlers = {};
+    const ops = OP_NAMES.filter((op) => opAttributes(op).own_sid !== undefined);
+    for (const op of ops)
+      Object.assign(handlers, {
+        [op]: () => {
+          ran.push(op);
+          return {};
+        },
+      });
+    const { d } = dispatcher(handlers);
+    const answers = async (identity: Identity, sid: string) => {
+      const { transport } = connection(d, identity);
+      for (const op of ops) transport.feed(JSON.stringify(req(op, { request_id: op, sid })));
+      await d.idle(1000);
+      return transport
+        .frames()
+        .map((f) => [f.request_id, f.ok ? "ok" : (f.error as { code: string }).code]);
+    };
+    expect(await answers(session, other)).toEqual([
+      ["transcript_read", "forbidden"],
+      ["transcript_items_read", "forbidden"],
+      ["dir_list", "path_forbidden"],
+      ["file_read", "path_forbidden"],
+    ]);
+    expect(ran).toEqual([]);
+    expect(await answers(session, SID)).toEqual(ops.map((op) => [op, "ok"]));
+    expect(await answers(user, other)).toEqual(ops.map((op) => [op, "ok"]));
+    expect(ran).toHaveLength(2 * ops.length);
   });
 
   it("refuses every request once stopping, with the connection still open", async () => {

@@ -1,4 +1,3 @@
-import { contractError } from "../../contract/errors.js";
 import type { FileKind } from "../../contract/files.js";
 import type { Handlers } from "../dispatch.js";
 import { isRefusal } from "./checked-open.js";
@@ -12,14 +11,8 @@ import { type Admitted, admit, admitAsFile, type Final } from "./surfaces.js";
 // surface; the path is admitted by that surface (files/surfaces.ts), opened
 // by proof (files/checked-open.ts) and acted on (files/file-ops.ts). A
 // refusal is one of a few reasons, which each op answers with a code of its
-// own error set (files/op-codes.ts).
-
-/** Scope `role` (contract §4.1): a session reaches only its own files; any
- * other sid shows it nothing, as a path outside its reach. */
-function requireOwn(caller: { role: string; sid?: string }, sid: string): void {
-  if (caller.role === "session" && caller.sid !== sid)
-    throw contractError("path_forbidden", "a session reaches only its own files");
-}
+// own error set (files/op-codes.ts). That a session reaches only its own
+// files is the op table's `own_sid`, refused by dispatch (DR-0052).
 
 async function admitted(
   op: FileOp,
@@ -36,15 +29,13 @@ const PARALLEL_STATS = 16;
 
 export function fileHandlers(s: SurfaceDeps): Handlers {
   return {
-    async dir_list(args, { caller }) {
-      requireOwn(caller, args.sid);
+    async dir_list(args) {
       const a = await admitted("dir_list", s, args);
       const entries = answer("dir_list", await listDir(a));
       return { sid: args.sid, path: a.shown, entries };
     },
 
-    async file_read(args, { caller }) {
-      requireOwn(caller, args.sid);
+    async file_read(args) {
       const a = await admitted("file_read", s, args);
       const read = answer("file_read", await readFile(a));
       return { sid: args.sid, path: a.shown, ...read };

@@ -11,13 +11,6 @@ import type { HarnessKind } from "../sessions/presence.js";
 import type { Transcripts } from "./engine.js";
 import { readPage } from "./raw.js";
 
-/** Who asks about a session's transcript: a session only about itself
- * (contract §4.3.3, scope role), a person about any. */
-export function requireOwnTranscript(caller: { role: string; sid?: string }, sid: string): void {
-  if (caller.role === "session" && caller.sid !== sid)
-    throw contractError("forbidden", "a session may read only its own transcript");
-}
-
 /** An agent id names a file, so it is checked strictly (`invalid_args`). */
 export function checkAgentId(agentId: string | undefined): void {
   if (agentId !== undefined && !AGENT_ID_PATTERN.test(agentId))
@@ -65,11 +58,11 @@ export async function transcriptFile(
   return path;
 }
 
-/** The raw transcript op (contract §4.3.3 `transcript_read`). */
+/** The raw transcript op (contract §4.3.3 `transcript_read`). A session
+ * reads only its own: the op table's `own_sid`, refused by dispatch. */
 export function transcriptHandlers(s: TranscriptHandlerDeps): Handlers {
   return {
-    async transcript_read(args, { caller }) {
-      requireOwnTranscript(caller, args.sid);
+    async transcript_read(args) {
       const path = await transcriptFile(s, args.sid, args);
       try {
         await stat(path);

@@ -13,7 +13,7 @@ import { configFile } from "../../state/paths.js";
 import type { Handlers } from "../dispatch.js";
 import { writeDump } from "./dump.js";
 import type { Transcripts } from "./engine.js";
-import { checkAgentId, noTranscript, requireOwnTranscript } from "./handlers.js";
+import { checkAgentId, noTranscript } from "./handlers.js";
 import { type ItemIndex, type ItemRange, readSlice } from "./items.js";
 
 // Typed transcript ops (contract §4.3.3): `transcript_items_read`,
@@ -38,8 +38,7 @@ export interface TranscriptItemDeps {
 
 export function transcriptItemsHandlers(s: TranscriptItemDeps): Handlers {
   return {
-    async transcript_items_read(args, { caller }) {
-      requireOwnTranscript(caller, args.sid);
+    async transcript_items_read(args) {
       const selection = selectTypes(args.types, await presetsFor(s, args.types));
       const limit = Math.min(args.limit ?? ITEMS_READ_LIMIT, ITEMS_READ_LIMIT);
       const range: ItemRange = { ...rangeOf(args), sinceId: args.since_id };
