@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { Clock } from "../../src/instance/clock.js";
 import { fileKv, Kv } from "../../src/instance/kv/kv.js";
 import { KvReplication } from "../../src/instance/mesh/kv-replication.js";
 import { type InstanceStore, openInstanceStore } from "../../src/instance/store/instance-store.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
+import { Clock } from "../../src/util/clock.js";
 import { type MemoryMesh, memoryMesh } from "./memory-mesh.js";
 
 /** A clock the test sets; each replica has its own (clocks need not agree). */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { LlmEvent } from "../../src/gateway/event.js";
-import { Clock } from "../../src/instance/clock.js";
 import { LlmQuota } from "../../src/instance/llm/quota.js";
 import { LlmStatus } from "../../src/instance/llm/status.js";
 import type { TopicHub } from "../../src/instance/topic-hub.js";
+import { Clock } from "../../src/util/clock.js";
 
 // What the instance makes of gateway events for llm_status and
 // llm_usage_read, on its own clock.

@@ -2,11 +2,11 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { foldTopicFrame } from "../../src/contract/index.js";
 import { parseTopic } from "../../src/contract/topics.js";
-import { Clock } from "../../src/instance/clock.js";
 import { OwnerIndex } from "../../src/instance/mesh/owners.js";
 import { MeshRelay, RELAY_RETENTION_MS, RELAYED_KINDS } from "../../src/instance/mesh/relay.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
 import { Connection } from "../../src/instance/wire/connection.js";
+import { Clock } from "../../src/util/clock.js";
 import { FakeMesh } from "../helpers/fake-mesh.js";
 import { memoryTransport } from "../helpers/memory-transport.js";
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { controlPaneMetrics } from "../../board/http.js";
 import type { MutationRunner } from "../../board/runner.js";
 import type { Db } from "../../store/database.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 import type { MeshPort } from "../mesh/port.js";
 import type { SearchEngine } from "../search/engine.js";
 

@@ -1,7 +1,7 @@
 import { contractError } from "../../contract/errors.js";
 import type { KvEntry, KvReadResult } from "../../contract/kv.js";
 import type { KvStore } from "../../store/kv.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 import type { TopicHub } from "../topic-hub.js";
 
 /**

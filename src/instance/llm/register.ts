@@ -3,7 +3,7 @@ import { DEFAULT_GATEWAY_UPSTREAM, type LlmConfig } from "../../config/llm.js";
 import type { Capability } from "../../contract/identifiers.js";
 import type { LlmEvent } from "../../gateway/event.js";
 import { LlmUsageStore } from "../../store/llm-usage.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 import type { Contribution } from "../dispatch.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { InstanceStore } from "../store/instance-store.js";

@@ -5,7 +5,7 @@ import type {
   LlmStatusIncident,
   LlmStatusOfficial,
 } from "../../contract/llm.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 
 // A provider's official status page in `llm_status` (contract §5.4
 // `official`, DR-0043 update): an Atlassian Statuspage's

@@ -6,7 +6,7 @@ import type {
   LlmStatusSeverity,
 } from "../../contract/llm.js";
 import type { LlmEvent } from "../../gateway/event.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 import type { TopicHub } from "../topic-hub.js";
 
 // The `llm_status` topic (contract §5.4): what the gateways' own traffic

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import { Forwarder } from "./forward.js";

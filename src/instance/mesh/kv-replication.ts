@@ -5,7 +5,7 @@ import { KvKey, Namespace, Timestamp } from "../../contract/identifiers.js";
 import type { KvEntry } from "../../contract/kv.js";
 import { isValid } from "../../contract/validate.js";
 import type { KvChange, KvStore } from "../../store/kv.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 import type { Kv } from "../kv/kv.js";
 import type { MeshFrame, MeshPort } from "./port.js";
 

@@ -11,7 +11,7 @@ import type {
 } from "../../contract/messaging.js";
 import { type CandidateSession, type LastLiveSession, lostStateOf } from "../../contract/peers.js";
 import type { InboxStore } from "../../store/inbox.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { InboxDelivery, TopicHub } from "../topic-hub.js";
 import type { Connection } from "../wire/connection.js";

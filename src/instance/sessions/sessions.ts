@@ -17,7 +17,7 @@ import {
   type SessionMeta,
 } from "../../contract/peers.js";
 import type { LastLiveStore } from "../../store/last-live.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../util/clock.js";
 import type { Connection } from "../wire/connection.js";
 
 /** What the harness says of one running session (presence.ts reads it from
