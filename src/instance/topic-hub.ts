@@ -1,7 +1,6 @@
 import type { Logger } from "pino";
 import { MAX_FRAME_BYTES, VALUE_TOPIC_INTERVAL_MS } from "../contract/constants.js";
-import { encodeEvent, encodeTopicFrame, topicDataBudget, utf8Length } from "../contract/frames.js";
-import type { InboxMessage } from "../contract/messaging.js";
+import { encodeTopicFrame, topicDataBudget, utf8Length } from "../contract/frames.js";
 import {
   type ParsedTopic,
   parseTopic,
@@ -10,7 +9,6 @@ import {
   type TopicKind,
 } from "../contract/topics.js";
 import type { Connection } from "./wire/connection.js";
-import { BACKPRESSURE } from "./wire/outbound.js";
 
 /** Computes the current value of a value topic (`whole`/`per_instance_whole`)
  * from the facts, on demand: values are derived, never stored. A value is one
@@ -55,13 +53,11 @@ export interface RelayedValues {
   isLink(conn: Connection): boolean;
 }
 
-/** How an inbox hand-over ended (see `deliverInbox`). */
-export type InboxDelivery = "accepted" | "stalled" | "none";
-
-interface Waiting {
-  line: string;
-  resolve: (outcome: InboxDelivery) => void;
-  written?: (ok: boolean) => void;
+/** A topic's own rules over its subscriptions (messaging's inbox lane):
+ * told as each begins (before its snapshot) and ends (however it ends). */
+export interface SubscriptionRules {
+  subscribed(conn: Connection, receiver: boolean): void;
+  unsubscribed(conn: Connection): void;
 }
 
 /** What the hub keeps of one subscribing connection. */
@@ -111,15 +107,8 @@ interface Bucket {
 export class TopicHub {
   private readonly subscribers = new Map<string, Set<Connection>>();
   private readonly held = new Map<Connection, Subscriber>();
-  /** The connection receiving each session's inbox: one per sid. */
-  private readonly inboxHolders = new Map<string, Connection>();
-  /** Inbox messages waiting for room at a receiver that is reading. */
-  private readonly lanes = new Map<Connection, Waiting[]>();
-  private readonly stallTimers = new Map<Connection, NodeJS.Timeout>();
-  /** Receivers refused an inbox message, until they read again. */
-  private readonly throttled = new WeakSet<Connection>();
-  private inboxReading: ((sid: string, conn: Connection) => void) | undefined;
-  private inboxEnded: ((sid: string, conn: Connection) => void) | undefined;
+  /** Topics with rules of their own, by name. */
+  private readonly rules = new Map<string, SubscriptionRules>();
   private readonly heldListeners: ((name: string, count: number) => void)[] = [];
   private readonly values: Partial<Record<TopicKind, ValueJsonProvider>> = {};
   /** Per held value topic name: its value as last computed and its byte
@@ -218,8 +207,8 @@ export class TopicHub {
   }
 
   /** Add a subscription to a defined topic name and send its snapshot (none
-   * for `event` topics). A session's `inbox` subscription makes the
-   * connection its receiver unless `receiver` is false (a one-off take). */
+   * for `event` topics). `receiver` is passed to the topic's own rules (an
+   * inbox subscription that is a one-off take receives nothing further). */
   subscribe(conn: Connection, topic: ParsedTopic, receiver = true): void {
     // Closed while its request waited (a fresh read): nothing to hold, and
     // its close listeners have run already.
@@ -232,9 +221,7 @@ export class TopicHub {
     sub.topics.add(name);
     for (const l of this.heldListeners) l(name, set.size);
     const { granularity } = TOPIC_ATTRIBUTES[kind];
-    const identity = conn.identity;
-    if (kind === "inbox" && identity?.role === "session" && receiver)
-      this.takeInbox(conn, identity.sid);
+    this.rules.get(name)?.subscribed(conn, receiver);
     if (granularity === "event") return;
     if (granularity === "whole" || granularity === "per_instance_whole") {
       // Fresh, as before any change is known: a provider's facts may have
@@ -317,20 +304,12 @@ export class TopicHub {
       sub?.lastValues.delete(key);
       conn.outbound.forget(key);
     }
-    const identity = conn.identity;
-    if (name === "inbox" && identity?.role === "session") {
-      if (this.inboxHolders.get(identity.sid) === conn) this.inboxHolders.delete(identity.sid);
-      // Messages waiting for this receiver find their way again.
-      this.closeLane(conn, "none");
-      this.inboxEnded?.(identity.sid, conn);
-    }
+    this.rules.get(name)?.unsubscribed(conn);
   }
 
-  /** End a connection's inbox subscription because another takes over: it
-   * is told, and gets nothing further. */
-  supersede(conn: Connection): void {
-    this.unsubscribe(conn, "inbox");
-    conn.send(encodeEvent({ ev: "subscribe_superseded" }));
+  /** Give topic `name` rules of its own over its subscriptions. */
+  governSubscriptions(name: string, rules: SubscriptionRules): void {
+    this.rules.set(name, rules);
   }
 
   /** End every subscription of a connection that went away. */
@@ -339,132 +318,6 @@ export class TopicHub {
     if (sub === undefined) return;
     for (const name of [...sub.topics]) this.unsubscribe(conn, name);
     this.held.delete(conn);
-  }
-
-  /** A newer connection of the same session takes the inbox over; the older
-   * one is told and gets nothing further from it. */
-  private takeInbox(conn: Connection, sid: string): void {
-    const previous = this.inboxHolders.get(sid);
-    if (previous !== undefined && previous !== conn) this.supersede(previous);
-    this.inboxHolders.set(sid, conn);
-    conn.outbound.onProgress(() => this.progress(conn));
-  }
-
-  /** Whether a connection of `sid` is listening on its inbox. */
-  hasInbox(sid: string): boolean {
-    return this.inboxHolders.has(sid);
-  }
-
-  /**
-   * Hand a message to the recipient's inbox subscription (contract §7 route
-   * b): `accepted` (in the receiver's egress queue, exactly once), `stalled`
-   * (the receiver has taken nothing for a while and too much waits: hold it),
-   * or `none` (nobody listens). A receiver that is making progress paces the
-   * sender instead: the message waits its turn, in order, and settles
-   * `accepted` once there is room — a burst is never refused to a reader that
-   * keeps reading. An accepted frame's `written` hears whether it reached the
-   * socket (DR-0050).
-   */
-  deliverInbox(
-    sid: string,
-    message: InboxMessage,
-    written?: (ok: boolean) => void,
-  ): InboxDelivery | Promise<InboxDelivery> {
-    const conn = this.inboxHolders.get(sid);
-    if (conn === undefined || conn.isClosed) return "none";
-    // Message text and labels are bounded so that one message always fits a
-    // frame; one that still does not (a label stored by an older build) is
-    // held, as for a receiver that is not keeping up.
-    const line = this.frameLine("inbox", JSON.stringify([message]), false);
-    if (line === undefined) {
-      this.noteRefused("inbox", conn);
-      return "stalled";
-    }
-    let lane = this.lanes.get(conn);
-    if (lane === undefined) {
-      if (conn.outbound.ordered(line, false, written)) return "accepted";
-      if (conn.outbound.notReading()) {
-        this.noteRefused("inbox", conn);
-        this.throttled.add(conn);
-        return "stalled";
-      }
-      lane = this.openLane(conn);
-    }
-    return new Promise((resolve) => lane.push({ line, resolve, written }));
-  }
-
-  /** Offer a held message claimed for `conn` (never refused: it was claimed
-   * for this receiver, so it must reach it); `done` hears whether it reached
-   * the socket. */
-  offerInbox(conn: Connection, message: InboxMessage, done?: (ok: boolean) => void): void {
-    const line = this.frameLine("inbox", JSON.stringify([message]), false);
-    if (line === undefined || !conn.outbound.ordered(line, true, done)) done?.(false);
-  }
-
-  /** Told when a receiver that was refused messages reads again (what it was
-   * refused is held and may now be offered). */
-  onInboxReading(listener: (sid: string, conn: Connection) => void): void {
-    this.inboxReading = listener;
-  }
-
-  /** Told when a session connection's `inbox` subscription ends, however it
-   * ends (unsubscribed, superseded, closed). */
-  onInboxEnded(listener: (sid: string, conn: Connection) => void): void {
-    this.inboxEnded = listener;
-  }
-
-  /** The connection that receives `sid`'s inbox now, if any. */
-  inboxHolder(sid: string): Connection | undefined {
-    return this.inboxHolders.get(sid);
-  }
-
-  /** Messages waiting for room at one receiver, in order. */
-  private openLane(conn: Connection): Waiting[] {
-    const lane: Waiting[] = [];
-    this.lanes.set(conn, lane);
-    this.watchStall(conn);
-    return lane;
-  }
-
-  /** The receiver took frames: move waiting messages into its queue while
-   * there is room; a receiver refused before is reading again. */
-  private progress(conn: Connection): void {
-    const lane = this.lanes.get(conn);
-    if (lane !== undefined) {
-      let i = 0;
-      while (i < lane.length && conn.outbound.ordered(lane[i]!.line, false, lane[i]!.written))
-        lane[i++]!.resolve("accepted");
-      lane.splice(0, i);
-      if (lane.length === 0) this.closeLane(conn);
-    }
-    if (this.throttled.delete(conn) && conn.identity?.role === "session") {
-      this.inboxReading?.(conn.identity.sid, conn);
-    }
-  }
-
-  /** Check for a receiver that stopped taking frames while messages wait for
-   * it: those are refused (their senders hear `throttled`). */
-  private watchStall(conn: Connection): void {
-    const wait = Math.max(1, BACKPRESSURE.notReadingAfterMs - conn.outbound.stalledFor());
-    this.stallTimers.set(
-      conn,
-      setTimeout(() => {
-        if (!this.lanes.has(conn)) return;
-        if (!conn.outbound.notReading()) return this.watchStall(conn);
-        this.noteRefused("inbox", conn);
-        this.throttled.add(conn);
-        this.closeLane(conn, "stalled");
-      }, wait),
-    );
-  }
-
-  /** End a lane; what still waits in it settles with `outcome`. */
-  private closeLane(conn: Connection, outcome?: InboxDelivery): void {
-    const lane = this.lanes.get(conn);
-    this.lanes.delete(conn);
-    clearTimeout(this.stallTimers.get(conn));
-    this.stallTimers.delete(conn);
-    if (lane !== undefined && outcome !== undefined) for (const w of lane) w.resolve(outcome);
   }
 
   /**
@@ -481,13 +334,14 @@ export class TopicHub {
     for (const conn of set) {
       if (!conn.outbound.ordered(line)) {
         refused++;
-        this.noteRefused(name, conn);
+        this.countRefused(name, conn);
       }
     }
     return refused;
   }
 
-  private noteRefused(name: string, conn: Connection): void {
+  /** Count and log a frame refused to a subscriber not keeping up. */
+  countRefused(name: string, conn: Connection): void {
     this.refusedFrames++;
     this.log.warn(
       {
@@ -605,6 +459,12 @@ export class TopicHub {
   }
 
   /** A frame line, or undefined (logged) when it would exceed MAX_FRAME_BYTES. */
+  /** A frame line of `name` carrying `dataJson` (not a snapshot), or
+   * undefined when it cannot be framed (logged). */
+  deltaLine(name: string, dataJson: string): string | undefined {
+    return this.frameLine(name, dataJson, false);
+  }
+
   private frameLine(
     name: string,
     dataJson: string,

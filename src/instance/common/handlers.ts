@@ -174,7 +174,7 @@ export function connectHandlers(s: CommonPlaneDeps): Handlers {
       if (parsed.kind === "peers" || parsed.kind === "agents") await s.presence.fresh();
       // Taking a live inbox over is the session's own business.
       const { caller, conn } = ctx;
-      if (parsed.kind === "inbox" && caller.role === "session" && s.hub.hasInbox(caller.sid))
+      if (parsed.kind === "inbox" && caller.role === "session" && s.messaging.lane.has(caller.sid))
         await refuseForeign(conn, caller.sid, "take its inbox over");
       if (parsed.kind === "inbox") s.messaging.armHandOver(conn, hand_over);
       // A session's transcript topics open with its feed caught up (harness.md §6.2).

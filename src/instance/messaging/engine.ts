@@ -13,18 +13,12 @@ import { type CandidateSession, type LastLiveSession, lostStateOf } from "../../
 import type { InboxStore } from "../../store/inbox.js";
 import type { Clock } from "../../util/clock.js";
 import type { Sessions } from "../sessions/sessions.js";
-import type { InboxDelivery, TopicHub } from "../topic-hub.js";
+import type { TopicHub } from "../topic-hub.js";
 import type { Connection } from "../wire/connection.js";
 import { DirectRoute, type DirectSetup } from "./direct-route.js";
 import { HandOvers } from "./hand-overs.js";
+import { type InboxDelivery, InboxLane } from "./inbox-lane.js";
 
-/**
- * Carrying a message from one session (or a person) to one session (contract
- * §7): hand it over now when the recipient listens, otherwise hold it in the
- * inbox and say why. A held message reaches its recipient exactly once, oldest
- * first, in the snapshot of its next `inbox` subscription — there is no resend
- * timer.
- */
 /** Told of every message sent and notification raised (the search index). */
 export interface MessagingObserver {
   message(to: Sid, message: InboxMessage): void;
@@ -53,6 +47,13 @@ export interface MessagingDeps {
   elsewhere?: CandidatesElsewhere;
 }
 
+/**
+ * Carrying a message from one session (or a person) to one session (contract
+ * §7): hand it over now when the recipient listens, otherwise hold it in the
+ * inbox and say why. A held message reaches its recipient exactly once, oldest
+ * first, in the snapshot of its next `inbox` subscription — there is no resend
+ * timer.
+ */
 export class Messaging {
   private counter: number;
   private readonly instanceId: string;
@@ -70,6 +71,8 @@ export class Messaging {
   /** Sids that got new held messages while an offer was in progress. */
   private readonly offerAgain = new Set<Sid>();
   private readonly handOvers = new HandOvers();
+  /** Route (b): the recipient's inbox subscription. */
+  readonly lane: InboxLane;
   /** Route (a): straight into the recipient's harness. */
   readonly direct: DirectRoute;
 
@@ -92,16 +95,18 @@ export class Messaging {
       (conn) => this.snapshot(conn),
       (conn, ok, data) => this.written(conn, ok, data as InboxMessage[]),
     );
-    // A receiver that was refused messages reads again: offer what it missed.
-    hub.onInboxReading((sid, conn) => this.offerHeld(sid, conn));
-    // What a hand-over subscriber claimed and did not confirm is held again.
-    hub.onInboxEnded((sid, conn) => this.afterRelease(sid, this.handOvers.releaseAll(conn)));
+    this.lane = new InboxLane(hub, {
+      // A receiver that was refused messages reads again: offer what it missed.
+      reading: (sid, conn) => this.offerHeld(sid, conn),
+      // What a hand-over subscriber claimed and did not confirm is held again.
+      ended: (sid, conn) => this.afterRelease(sid, this.handOvers.releaseAll(conn)),
+    });
     // Messages a harness may have taken as the last run ended: settled by
     // the transcript, then offered like any held message if they did not
     // arrive (DR-0050).
     void this.direct.settleInDoubt().then((again) => {
       for (const sid of again) {
-        const holder = hub.inboxHolder(sid);
+        const holder = this.lane.holder(sid);
         if (holder !== undefined) this.offerHeld(sid, holder);
         void this.direct.offerHeld(sid);
       }
@@ -202,7 +207,7 @@ export class Messaging {
 
   /** What receives `sid`'s inbox now: a waiter, a plain subscriber, or none. */
   receiverOf(sid: Sid): "wait" | "plain" | undefined {
-    const holder = this.hub.inboxHolder(sid);
+    const holder = this.lane.holder(sid);
     if (holder === undefined) return undefined;
     return this.handOvers.mode(holder) === "wait" ? "wait" : "plain";
   }
@@ -210,8 +215,8 @@ export class Messaging {
   /** The session declared it is stopping: its waiter stops receiving, so
    * nothing is handed to a hook whose session is going away. */
   endWaiting(sid: Sid): void {
-    const holder = this.hub.inboxHolder(sid);
-    if (holder !== undefined && this.handOvers.mode(holder) === "wait") this.hub.supersede(holder);
+    const holder = this.lane.holder(sid);
+    if (holder !== undefined && this.handOvers.mode(holder) === "wait") this.lane.supersede(holder);
   }
 
   async send(from: Sender, args: MessageSendArgs): Promise<MessageSendResult> {
@@ -244,7 +249,7 @@ export class Messaging {
     if (direct !== undefined) return direct;
 
     if (target.kind === "live") {
-      const holder = this.hub.inboxHolder(to);
+      const holder = this.lane.holder(to);
       if (holder !== undefined && this.handOvers.mode(holder) === "wait")
         return this.sendToWaiter(to, counter, message);
       let outcome = await this.deliverLive(to, counter, message);
@@ -278,11 +283,11 @@ export class Messaging {
     counter: number,
     message: InboxMessage,
   ): Promise<InboxDelivery | "kept"> {
-    const conn = this.hub.inboxHolder(to);
+    const conn = this.lane.holder(to);
     if (conn === undefined) return "none";
     let written: boolean | undefined;
     let settle: ((ok: boolean) => void) | undefined;
-    const outcome = await this.hub.deliverInbox(to, message, (ok) => {
+    const outcome = await this.lane.deliver(to, message, (ok) => {
       written = ok;
       settle?.(ok);
     });
@@ -319,7 +324,7 @@ export class Messaging {
           this.log.warn({ err: error, sid }, "delivered message not recorded");
         }),
       offerElsewhere: (sid: Sid) => {
-        const conn = this.hub.inboxHolder(sid);
+        const conn = this.lane.holder(sid);
         if (conn !== undefined) this.offerHeld(sid, conn);
       },
       claimedElsewhere: (sid: Sid) => this.handOvers.claimed(sid),
@@ -345,7 +350,7 @@ export class Messaging {
       this.handOvers.settleFate(counter, false);
       throw error;
     }
-    const holder = this.hub.inboxHolder(sid);
+    const holder = this.lane.holder(sid);
     if (holder === undefined) this.handOvers.settleFate(counter, false);
     else this.offerHeld(sid, holder);
     return (await fate) ? { delivered: true } : held;
@@ -392,7 +397,7 @@ export class Messaging {
       return;
     }
     this.offering.add(sid);
-    const current = () => this.hub.inboxHolder(sid) === conn && !conn.isClosed;
+    const current = () => this.lane.holder(sid) === conn && !conn.isClosed;
     const now = () => this.clock.now();
     const offer = this.inbox
       .peekHeldLater(sid, now, INBOX_RETENTION_MS)
@@ -400,8 +405,8 @@ export class Messaging {
     offer.then(
       (messages) => {
         this.offering.delete(sid);
-        for (const m of messages) this.hub.offerInbox(conn, m, (ok) => this.written(conn, ok, [m]));
-        const holder = this.hub.inboxHolder(sid);
+        for (const m of messages) this.lane.offer(conn, m, (ok) => this.written(conn, ok, [m]));
+        const holder = this.lane.holder(sid);
         if (holder !== conn || this.offerAgain.has(sid)) {
           this.offerAgain.delete(sid);
           if (holder !== undefined) this.offerHeld(sid, holder);
@@ -422,7 +427,7 @@ export class Messaging {
     // After the current turn: a waiter superseding the one released claims
     // them in its own snapshot first.
     setImmediate(() => {
-      const holder = this.hub.inboxHolder(sid);
+      const holder = this.lane.holder(sid);
       if (holder !== undefined && !holder.isClosed) return this.offerHeld(sid, holder);
       for (const { counter } of released)
         if (!this.handOvers.isClaimed(sid, counter)) this.handOvers.settleFate(counter, false);
