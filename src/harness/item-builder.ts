@@ -3,6 +3,7 @@ import {
   directDeliveryReplyLine,
   parseDirectDelivery,
 } from "../contract/direct-delivery.js";
+import type { PairSide } from "./tool-pairs.js";
 import type { TranscriptLine } from "./transcript-lines.js";
 
 // The pieces both harness classifiers build items with: one builder per
@@ -21,16 +22,9 @@ export interface ItemDraft {
   [field: string]: unknown;
 }
 
-/** The call/result pair an item is one side of (contract §10.4). Both sides
- * carry the same `key`: `t:<tool_use_id>` for `tool:*`, `s:<tool_use_id>`
- * for `message:sub:*` (one Agent call is both pairs). */
-export interface PairSide {
-  key: string;
-  side: "use" | "result";
-}
-
 export interface Classified {
   item: ItemDraft;
+  /** The call/result pair the item is one side of (./tool-pairs.ts). */
   pair?: PairSide;
 }
 
@@ -40,9 +34,6 @@ export interface CallBook {
    * call `toolUseId`, if that call's record lies before `offset`. */
   toolOf(toolUseId: string, offset: number): string | undefined;
 }
-
-export const toolKey = (toolUseId: string) => `t:${toolUseId}`;
-export const subKey = (toolUseId: string) => `s:${toolUseId}`;
 
 /**
  * Makes the items of one record: `id` = `<uuid>:<index>` in the order they

@@ -12,8 +12,10 @@ import type { TranscriptLine } from "./transcript-lines.js";
 // hundreds of MB folds into a few KB.
 //
 // This reads raw records, not typed items: it needs what items leave out
-// (usage, model, raw tool input, `toolUseResult`), and it classifies nothing —
-// it only pairs `tool_use` ids with their results.
+// (usage, model, raw tool input, `toolUseResult`), and it classifies nothing.
+// It reads the same parsed records the item classifier does (the instance's
+// feed hands both the same lines), and finds calls and their results by the
+// same rules (tool-pairs.ts); only the calls still open are its to keep.
 
 /** Fold a batch of complete lines, in file order. */
 export function foldLines(fold: SessionFold, lines: readonly TranscriptLine[]): void {

@@ -8,6 +8,7 @@ import type {
   Subject,
   TranscriptClassifier,
 } from "./item-builder.js";
+import { keyOf } from "./tool-pairs.js";
 import type { TranscriptHarness } from "./transcript-files.js";
 import type { TranscriptLine } from "./transcript-lines.js";
 
@@ -22,7 +23,9 @@ import type { TranscriptLine } from "./transcript-lines.js";
 // any stretch of the file from a saved point and get the same items, with the
 // same ids, as the first pass did. What a record needs from the whole file —
 // which tool a result answers — comes from a CallBook; the links between a
-// call and its result are applied afterwards (`finishItems`).
+// call and its result are applied afterwards (`finishItems`). Which record
+// parts are a call or a result, and their pair keys, come from tool-pairs.ts,
+// the rules the session fold pairs by too.
 
 export type {
   CallBook,
@@ -103,8 +106,8 @@ export class PairBook implements CallBook, ItemLinks {
       if (pair.side === "use") {
         if (this.uses.has(pair.key)) continue;
         this.uses.set(pair.key, item.id);
-        if (pair.key.startsWith("t:"))
-          this.calls.set(pair.key.slice(2), { tool: item.type.slice(5), offset });
+        const { toolUseId, sub } = keyOf(pair.key);
+        if (!sub) this.calls.set(toolUseId, { tool: item.type.slice(5), offset });
       } else if (this.uses.has(pair.key) && !this.results.has(pair.key)) {
         this.results.set(pair.key, item.id);
       }

@@ -17,6 +17,7 @@ import {
   textOf,
   todoEntries,
 } from "../fold-state.js";
+import { claudeCall, claudeResult, spawnsAgent } from "../tool-pairs.js";
 import { num, obj, str } from "./statusline-input.js";
 
 // The session fold of a Claude Code transcript (harness §6.2): one record at a
@@ -103,12 +104,9 @@ function claudeAssistant(
     }
   }
   for (const block of content) {
-    const b = obj(block);
-    if (b?.type !== "tool_use") continue;
-    const id = str(b.id);
-    const name = str(b.name);
-    if (id === undefined || name === undefined) continue;
-    claudeToolUse(fold, id, name, obj(b.input) ?? {}, at, sidechain, cwd);
+    const call = claudeCall(block);
+    if (call?.name !== undefined)
+      claudeToolUse(fold, call.toolUseId, call.name, call.input, at, sidechain, cwd);
   }
 }
 
@@ -173,29 +171,36 @@ function claudeToolUse(
         startedAt: started,
       });
       return;
-    case "Task":
-    case "Agent": {
-      const background = input.run_in_background === true;
-      const call: AgentCall = { toolUseId: id, status: "running", startedAt: at, background };
-      setIf(call, "description", str(input.description));
-      setIf(call, "subagentType", str(input.subagent_type));
-      setIf(call, "name", str(input.name));
-      setIf(call, "teamName", str(input.team_name));
-      fold.agents.push(call);
-      if (fold.agents.length > MAX_AGENTS) fold.agents.shift();
-      if (background) {
-        const task: BackgroundTask = {
-          toolUseId: id,
-          kind: "agent",
-          description: call.description ?? "background agent",
-          status: "running",
-          startedAt: started,
-        };
-        setIf(task, "agentType", call.subagentType);
-        addBackground(fold, task);
-      }
-      return;
-    }
+  }
+  if (spawnsAgent(name)) agentCall(fold, id, input, at, started);
+}
+
+/** The parent side of a sub-agent: an `Agent` (or `Task`) call. */
+function agentCall(
+  fold: SessionFold,
+  id: string,
+  input: Record<string, unknown>,
+  at: string | null,
+  started: string,
+): void {
+  const background = input.run_in_background === true;
+  const call: AgentCall = { toolUseId: id, status: "running", startedAt: at, background };
+  setIf(call, "description", str(input.description));
+  setIf(call, "subagentType", str(input.subagent_type));
+  setIf(call, "name", str(input.name));
+  setIf(call, "teamName", str(input.team_name));
+  fold.agents.push(call);
+  if (fold.agents.length > MAX_AGENTS) fold.agents.shift();
+  if (background) {
+    const task: BackgroundTask = {
+      toolUseId: id,
+      kind: "agent",
+      description: call.description ?? "background agent",
+      status: "running",
+      startedAt: started,
+    };
+    setIf(task, "agentType", call.subagentType);
+    addBackground(fold, task);
   }
 }
 
@@ -213,11 +218,10 @@ function claudeUser(
   let prompt = typeof content === "string";
   const results = obj(r.toolUseResult);
   for (const block of blocks) {
-    const b = obj(block);
-    if (b?.type === "text") prompt = true;
-    if (b?.type !== "tool_result") continue;
-    const id = str(b.tool_use_id);
-    if (id !== undefined) claudeToolResult(fold, id, b.is_error === true, results, at, textOf([b]));
+    if (obj(block)?.type === "text") prompt = true;
+    const result = claudeResult(block);
+    if (result !== undefined)
+      claudeToolResult(fold, result.toolUseId, result.failed, results, at, textOf([block]));
   }
   // A new turn of the main context: whatever error stopped the last one is
   // behind it (harness-injected meta records start no turn).

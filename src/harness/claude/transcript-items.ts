@@ -17,11 +17,10 @@ import {
   segment,
   shellSend,
   str,
-  subKey,
   tagBody,
   textOf,
-  toolKey,
 } from "../item-builder.js";
+import { claudeCall, claudeResult, spawnsAgent, subKey, toolKey } from "../tool-pairs.js";
 import type { TranscriptLine } from "../transcript-lines.js";
 
 // Claude Code's JSONL (harness.md §6.2) as typed items (contract §10). One
@@ -283,14 +282,13 @@ export class ClaudeClassifier implements TranscriptClassifier {
   }
 
   private toolUse(b: ItemBuilder, r: Json, block: Json): void {
-    const toolUseId = id(block.id);
-    const raw = str(block.name) ?? "";
-    const input = obj(block.input) ?? {};
-    if (toolUseId === undefined) {
+    const call = claudeCall(block);
+    if (call === undefined) {
       b.unknown(r);
       return;
     }
-    const name = raw === "Task" ? "Agent" : segment(raw);
+    const { toolUseId, input } = call;
+    const name = spawnsAgent(call.name) ? "Agent" : segment(call.name ?? "");
     const fields = useFields(name, input);
     if (fields === undefined) {
       b.unknown(r);
@@ -298,7 +296,7 @@ export class ClaudeClassifier implements TranscriptClassifier {
     }
     const pair = { key: toolKey(toolUseId), side: "use" } as const;
     b.add(`tool:${name}`, { role: "use", tool_use_id: toolUseId, ...fields }, pair);
-    if (name === "Agent") {
+    if (spawnsAgent(name)) {
       b.add(
         "message:sub:out",
         {
@@ -321,13 +319,13 @@ export class ClaudeClassifier implements TranscriptClassifier {
   }
 
   private toolResult(b: ItemBuilder, r: Json, block: Json, extra: Json | undefined): void {
-    const toolUseId = id(block.tool_use_id);
-    const tool = toolUseId && this.calls.toolOf(toolUseId, b.line.offset);
-    if (toolUseId === undefined || tool === undefined) {
+    const result = claudeResult(block);
+    const tool = result && this.calls.toolOf(result.toolUseId, b.line.offset);
+    if (result === undefined || tool === undefined) {
       b.unknown(r);
       return;
     }
-    const failed = block.is_error === true;
+    const { toolUseId, failed } = result;
     const text = textOf(block.content);
     const fields = resultFields(tool, extra, text, failed, block);
     b.add(
@@ -335,7 +333,7 @@ export class ClaudeClassifier implements TranscriptClassifier {
       { role: "result", tool_use_id: toolUseId, ...fields },
       { key: toolKey(toolUseId), side: "result" },
     );
-    if (tool === "Agent") {
+    if (spawnsAgent(tool)) {
       b.add(
         "message:sub:in",
         {

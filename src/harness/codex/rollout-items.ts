@@ -4,7 +4,6 @@ import {
   type CallBook,
   type Classified,
   ItemBuilder,
-  id,
   instant,
   isObject,
   type Json,
@@ -13,8 +12,8 @@ import {
   shellSend,
   str,
   textOf,
-  toolKey,
 } from "../item-builder.js";
+import { type CodexSide, codexSide, toolKey } from "../tool-pairs.js";
 import type { TranscriptLine } from "../transcript-lines.js";
 
 // A Codex rollout (`sessions/YYYY/MM/DD/rollout-*.jsonl`, harness.md §6.1) as
@@ -110,6 +109,11 @@ export class CodexClassifier implements TranscriptClassifier {
   }
 
   private responseItem(b: ItemBuilder, r: Json, p: Json): void {
+    const pair = codexSide(p);
+    if (pair !== undefined) {
+      this.toolSide(b, r, p, pair);
+      return;
+    }
     switch (p.type) {
       case "message": {
         const text = textOf(p.content) ?? "";
@@ -123,49 +127,44 @@ export class CodexClassifier implements TranscriptClassifier {
         b.add("thinking", { text: summary ?? textOf(p.content) ?? "" });
         return;
       }
-      case "function_call":
-      case "custom_tool_call":
-      case "local_shell_call": {
-        const callId = id(p.call_id);
-        if (callId === undefined) {
-          b.unknown(r);
-          return;
-        }
-        const name = p.type === "local_shell_call" ? "local_shell" : segment(str(p.name) ?? "");
-        const input =
-          p.type === "function_call"
-            ? jsonObject(p.arguments, "arguments")
-            : p.type === "custom_tool_call"
-              ? { input: p.input ?? null }
-              : (obj(p.action) ?? {});
-        b.add(
-          `tool:${name}`,
-          { role: "use", tool_use_id: callId, input },
-          { key: toolKey(callId), side: "use" },
-        );
-        const send = shellSend(shellCommand(input) ?? "");
-        if (send !== undefined) b.add("message:session:out", send);
-        return;
-      }
-      case "function_call_output":
-      case "custom_tool_call_output":
-      case "local_shell_call_output": {
-        const callId = id(p.call_id);
-        const tool = callId && this.calls.toolOf(callId, b.line.offset);
-        if (callId === undefined || tool === undefined) {
-          b.unknown(r);
-          return;
-        }
-        b.add(
-          `tool:${tool}`,
-          { role: "result", tool_use_id: callId, result: jsonObject(p.output, "output") },
-          { key: toolKey(callId), side: "result" },
-        );
-        return;
-      }
       default:
         b.unknown(r);
     }
+  }
+
+  /** A call or its output: a `tool:` item, paired by call id. */
+  private toolSide(b: ItemBuilder, r: Json, p: Json, pair: CodexSide): void {
+    const callId = pair.toolUseId;
+    if (pair.side === "use") {
+      if (callId === undefined) {
+        b.unknown(r);
+        return;
+      }
+      const input =
+        p.type === "function_call"
+          ? jsonObject(p.arguments, "arguments")
+          : p.type === "custom_tool_call"
+            ? { input: p.input ?? null }
+            : (obj(p.action) ?? {});
+      b.add(
+        `tool:${segment(pair.name ?? "")}`,
+        { role: "use", tool_use_id: callId, input },
+        { key: toolKey(callId), side: "use" },
+      );
+      const send = shellSend(shellCommand(input) ?? "");
+      if (send !== undefined) b.add("message:session:out", send);
+      return;
+    }
+    const tool = callId && this.calls.toolOf(callId, b.line.offset);
+    if (callId === undefined || tool === undefined) {
+      b.unknown(r);
+      return;
+    }
+    b.add(
+      `tool:${tool}`,
+      { role: "result", tool_use_id: callId, result: jsonObject(p.output, "output") },
+      { key: toolKey(callId), side: "result" },
+    );
   }
 
   private userText(b: ItemBuilder, text: string): void {

@@ -9,6 +9,7 @@ import {
   startCall,
   todoEntries,
 } from "../fold-state.js";
+import { codexSide } from "../tool-pairs.js";
 
 // The session fold of a Codex rollout (harness §7.4): one record at a time,
 // into the shared state of ../fold-state.ts.
@@ -54,6 +55,12 @@ function codexCwd(fold: SessionFold, cwd: string | undefined): void {
 }
 
 function codexItem(fold: SessionFold, p: Record<string, unknown>, at: string | null): void {
+  const pair = codexSide(p);
+  if (pair?.toolUseId !== undefined) {
+    if (pair.side === "use") codexCall(fold, p, pair.toolUseId, pair.name, at);
+    else codexResult(fold, p, pair.toolUseId, at);
+    return;
+  }
   switch (p.type) {
     case "message":
       if (p.role === "assistant" && at !== null) fold.lastAssistantAt = at;
@@ -61,43 +68,47 @@ function codexItem(fold: SessionFold, p: Record<string, unknown>, at: string | n
     case "reasoning":
       if (at !== null) fold.lastAssistantAt = at;
       return;
-    case "function_call":
-    case "custom_tool_call":
-    case "local_shell_call": {
-      const id = str(p.call_id) ?? str(p.id);
-      if (id === undefined) return;
-      if (at !== null) fold.lastAssistantAt = at;
-      const name = str(p.name) ?? (p.type === "local_shell_call" ? "local_shell" : "tool");
-      const args = codexArguments(p);
-      const shell = CODEX_SHELLS.has(name);
-      startCall(fold, {
-        toolUseId: id,
-        name,
-        startedAt: at,
-        command: shell ? codexCommand(args) : null,
-        input: clip(args),
-        shell,
-      });
-      if (name === "update_plan" && Array.isArray(args.plan)) {
-        fold.todos = todoEntries(
-          args.plan.map((s) => ({ content: obj(s)?.step, status: obj(s)?.status })),
-        );
-        fold.todosAt = at;
-      }
-      return;
-    }
-    case "function_call_output":
-    case "custom_tool_call_output": {
-      const id = str(p.call_id);
-      if (id === undefined) return;
-      const out = typeof p.output === "string" ? p.output : JSON.stringify(p.output ?? "");
-      const call = finishCall(fold, id, codexFailed(out), at);
-      if (call?.name === "apply_patch" && !codexFailed(out)) {
-        const patch = obj(call.input)?.input;
-        if (typeof patch === "string") for (const f of patchFiles(patch)) addFile(fold, f);
-      }
-      return;
-    }
+  }
+}
+
+function codexCall(
+  fold: SessionFold,
+  p: Record<string, unknown>,
+  id: string,
+  tool: string | undefined,
+  at: string | null,
+): void {
+  if (at !== null) fold.lastAssistantAt = at;
+  const name = tool ?? "tool";
+  const args = codexArguments(p);
+  const shell = CODEX_SHELLS.has(name);
+  startCall(fold, {
+    toolUseId: id,
+    name,
+    startedAt: at,
+    command: shell ? codexCommand(args) : null,
+    input: clip(args),
+    shell,
+  });
+  if (name === "update_plan" && Array.isArray(args.plan)) {
+    fold.todos = todoEntries(
+      args.plan.map((s) => ({ content: obj(s)?.step, status: obj(s)?.status })),
+    );
+    fold.todosAt = at;
+  }
+}
+
+function codexResult(
+  fold: SessionFold,
+  p: Record<string, unknown>,
+  id: string,
+  at: string | null,
+): void {
+  const out = typeof p.output === "string" ? p.output : JSON.stringify(p.output ?? "");
+  const call = finishCall(fold, id, codexFailed(out), at);
+  if (call?.name === "apply_patch" && !codexFailed(out)) {
+    const patch = obj(call.input)?.input;
+    if (typeof patch === "string") for (const f of patchFiles(patch)) addFile(fold, f);
   }
 }
 

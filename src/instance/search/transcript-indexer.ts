@@ -3,6 +3,7 @@ import { stat } from "node:fs/promises";
 import { join, sep } from "node:path";
 import type { Classified } from "../../harness/item-builder.js";
 import { itemText } from "../../harness/item-text.js";
+import { keyOf } from "../../harness/tool-pairs.js";
 import {
   type ClassifierState,
   classifierFor,
@@ -344,8 +345,9 @@ export class TranscriptIndexer {
 
   /** A tool call's tool, for the results that follow it. */
   private noteCall(file: number, c: Classified, offset: number): void {
-    if (c.pair?.side !== "use" || !c.pair.key.startsWith("t:")) return;
-    this.o.writer.noteCall(file, c.pair.key.slice(2), c.item.type.slice(5), offset);
+    if (c.pair?.side !== "use") return;
+    const { toolUseId, sub } = keyOf(c.pair.key);
+    if (!sub) this.o.writer.noteCall(file, toolUseId, c.item.type.slice(5), offset);
   }
 }
 

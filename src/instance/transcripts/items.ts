@@ -2,6 +2,7 @@ import { contractError } from "../../contract/errors.js";
 import { topicDataBudget } from "../../contract/frames.js";
 import type { DumpIds, TranscriptItem } from "../../contract/transcripts.js";
 import type { CallBook, Classified } from "../../harness/item-builder.js";
+import { keyOf } from "../../harness/tool-pairs.js";
 import {
   type ClassifierState,
   classifierFor,
@@ -176,8 +177,8 @@ export class ItemIndex implements FeedConsumer, CallBook, ItemLinks {
     classified.forEach(({ item, pair }) => {
       if (pair === undefined) return;
       const index = Number(item.id.slice(item.id.lastIndexOf(":") + 1));
-      const toolUseId = pair.key.slice(2);
-      const tool = pair.key.startsWith("t:");
+      const { toolUseId, sub } = keyOf(pair.key);
+      const tool = !sub;
       const links = this.links[(tool ? 0 : 2) + (pair.side === "use" ? 0 : 1)]!;
       let slot = this.slots.get(toolUseId);
       if (pair.side === "use") {
@@ -223,9 +224,10 @@ export class ItemIndex implements FeedConsumer, CallBook, ItemLinks {
   }
 
   private link(key: string, side: 0 | 1): string | undefined {
-    const slot = this.slots.get(key.slice(2));
+    const { toolUseId, sub } = keyOf(key);
+    const slot = this.slots.get(toolUseId);
     if (slot === undefined) return undefined;
-    const packed = this.links[(key.startsWith("t:") ? 0 : 2) + side]!.at(slot);
+    const packed = this.links[(sub ? 2 : 0) + side]!.at(slot);
     if (packed < 0) return undefined;
     const record = Math.floor(packed / PACK);
     return `${this.uuids[record]}:${packed - record * PACK}`;
