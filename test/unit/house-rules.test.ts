@@ -105,6 +105,54 @@ describe("the house", () => {
     expect(circles.map((c) => c.map((f) => relative(ROOT, f)).join(" → "))).toEqual([]);
   });
 
+  it("keeps the top of src/ a list of layers: folders only", () => {
+    const loose = readdirSync(SRC, { withFileTypes: true }).filter((e) => !e.isDirectory());
+    expect(loose.map((e) => e.name)).toEqual([]);
+  });
+
+  it("keeps the instance's root to the composition root, dispatch, the topic hub, shutdown and logging", () => {
+    const root = readdirSync(join(SRC, "instance"), { withFileTypes: true })
+      .filter((e) => !e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+    expect(root).toEqual([
+      "deferred-log.ts",
+      "dispatch.ts",
+      "engines.ts",
+      "log-file.ts",
+      "log.ts",
+      "server.ts",
+      "shutdown.ts",
+      "topic-hub.ts",
+    ]);
+  });
+
+  it("has one register per capability folder, each registered by the composition root", () => {
+    const instance = join(SRC, "instance");
+    const registered = importsOf(join(instance, "engines.ts"));
+    const offenders: string[] = [];
+    for (const e of readdirSync(instance, { withFileTypes: true })) {
+      if (!e.isDirectory() || NOT_CAPABILITIES.has(e.name)) continue;
+      const file = join(instance, e.name, "register.ts");
+      if (!existsSync(file)) {
+        offenders.push(`${e.name}/: no register.ts`);
+        continue;
+      }
+      const registers = exportedFunctions(file).filter((name) => name.startsWith("register"));
+      if (registers.length !== 1)
+        offenders.push(`${e.name}/register.ts exports ${registers.length} register functions`);
+      if (!registered.includes(file)) offenders.push(`${e.name}/register.ts: not in engines.ts`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("has no bag of services: nothing declares a type named Services", () => {
+    const offenders = sources(SRC).filter((file) =>
+      /\b(interface|type)\s+Services\b/.test(readFileSync(file, "utf8")),
+    );
+    expect(offenders.map((f) => relative(ROOT, f))).toEqual([]);
+  });
+
   it("keeps the CLI out of the client and the MCP server (they sit below it)", () => {
     const offenders: string[] = [];
     for (const dir of ["client", "mcp"])
@@ -140,6 +188,22 @@ function castsIn(file: string): string[] {
   };
   visit(source);
   return found;
+}
+
+/** Folders of src/instance/ that are layers under the capabilities, not
+ * capabilities: the transports, the HTTP listener, the instance's store. */
+const NOT_CAPABILITIES = new Set(["wire", "http", "store"]);
+
+/** The names of the functions a module exports, from its syntax tree. */
+function exportedFunctions(file: string): string[] {
+  const tree = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest);
+  return tree.statements.flatMap((node) =>
+    ts.isFunctionDeclaration(node) &&
+    node.name !== undefined &&
+    node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)
+      ? [node.name.text]
+      : [],
+  );
 }
 
 /** The local modules a file imports — static, type-only and dynamic — as
