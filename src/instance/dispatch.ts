@@ -79,6 +79,9 @@ interface Admitted {
   requestId: string;
   /** Stage 6 decided another instance answers it (DR-0048). */
   forwardTo?: string;
+  /** Stage 6 decides by this addressee's owner, at the handler stage
+   * (`message_send`, which reads who runs first). */
+  addressee?: string;
 }
 
 /**
@@ -262,7 +265,10 @@ export class Dispatcher implements InboundHandler {
     const route =
       this.forwarder !== undefined ? this.forwarder.route(op, f) : this.unlinked(attrs, f);
     if (route !== undefined && "code" in route) return route;
-    return { op, attrs, frame: f, requestId, forwardTo: route?.to };
+    return {
+      ...{ op, attrs, frame: f, requestId },
+      ...(route === undefined ? {} : "to" in route ? { forwardTo: route.to } : route),
+    };
   }
 
   /** Stage 6 without a mesh: an op addressed to another instance cannot get
@@ -283,17 +289,14 @@ export class Dispatcher implements InboundHandler {
    * line, never a crash. */
   private async run(
     conn: Connection,
-    { op, attrs, frame, requestId, forwardTo }: Admitted,
+    admitted: Admitted,
     identity: Identity | undefined,
   ): Promise<void> {
+    const { op, attrs, frame, requestId } = admitted;
     const fail = (error: ErrorBody) => conn.send(encodeFailure(requestId, error));
     if (this.stopping) return fail({ code: "internal_error", msg: "instance is shutting down" });
-    const forwarder = forwardTo === undefined ? undefined : this.forwarder;
-    const handler: Handler<OpName> | undefined =
-      forwarder !== undefined
-        ? // As whom it came: the connection's identity, or the caller a peer stated.
-          () => forwarder.forward(forwardTo!, frame, identity) as never
-        : (this.handlers[op] as Handler<OpName> | undefined);
+    const forwarded = admitted.forwardTo !== undefined && this.forwarder !== undefined;
+    const handler = this.answerer(admitted, identity);
     if (handler === undefined) {
       // An HTTP-carried op (contract §4.1 `carrier`) sent as a frame: this
       // transport does not carry it — the frame's fault, not the instance's.
@@ -306,7 +309,7 @@ export class Dispatcher implements InboundHandler {
     }
     if (identity !== undefined) this.onRequest(identity);
     // Scope `role` narrowed by the row, here where the answer is given.
-    const foreign = forwarder === undefined ? ownSidRefusal(attrs, identity, frame.sid) : undefined;
+    const foreign = forwarded ? undefined : ownSidRefusal(attrs, identity, frame.sid);
     if (foreign !== undefined) return fail(foreign);
     const after: (() => void)[] = [];
     const ctx: RequestContext = {
@@ -346,6 +349,24 @@ export class Dispatcher implements InboundHandler {
         for (const w of this.idleWaiters.splice(0)) w();
       }
     }
+  }
+
+  /** Stage 6's decision carried out: the owner over the mesh answers (as
+   * whom it came: the connection's identity, or the caller a peer stated);
+   * for an addressee's op the owner answers once it is known, else this
+   * instance's handler; otherwise the handler. */
+  private answerer(
+    { op, frame, forwardTo, addressee }: Admitted,
+    identity: Identity | undefined,
+  ): Handler<OpName> | undefined {
+    const local = this.handlers[op] as Handler<OpName> | undefined;
+    const forwarder = this.forwarder;
+    if (forwarder === undefined) return local;
+    if (forwardTo !== undefined) return () => forwarder.forward(forwardTo, frame, identity) as never;
+    if (addressee === undefined || local === undefined) return local;
+    return async (args, ctx) =>
+      ((await forwarder.messageSend({ ...frame, to: addressee }, identity)) ??
+        local(args, ctx)) as never;
   }
 
   /** Resolves once no request is running (or after `timeoutMs`). */

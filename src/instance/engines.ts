@@ -148,7 +148,7 @@ export function buildEngines(input: EngineInputs): Engines {
   const mesh = take(
     registerMesh({
       ...{ instanceId: id, config: config.mesh, peersFile: files.mesh, hub, clock, log },
-      sessions: sessions.sessions,
+      ...{ sessions: sessions.sessions, presence: sessions.presence },
       kv: team === undefined ? { kv: kv.kv, store } : undefined,
       testEnv: input.testHooks ? env : undefined,
     }),
@@ -156,7 +156,7 @@ export function buildEngines(input: EngineInputs): Engines {
   const { presence } = sessions;
   const messaging = take(
     registerMessaging({
-      ...{ instanceId: id, sessions: sessions.sessions, presence, store, hub, clock, log },
+      ...{ instanceId: id, sessions: sessions.sessions, store, hub, clock, log },
       ...{ harness, configHome, env, observer: search.search, forwarder: mesh.forwarder },
     }),
   );

@@ -46,7 +46,10 @@ function mesh(cHandlers: Handlers, localHere: Record<string, "live" | "lost"> = 
   port.setLink(C, true);
   const owners = new OwnerIndex();
   owners.peers(C, peersOf(C, [ON_C]));
-  const forwarder = new Forwarder(port, owners, { localState: (sid) => localHere[sid] });
+  const forwarder = new Forwarder(port, owners, {
+    localState: (sid) => localHere[sid],
+    fresh: async () => {},
+  });
   const local: Handlers = {
     session_kill: (args) => {
       calls.push({ op: "local session_kill", caller: { role: "user" }, args });
@@ -240,7 +243,10 @@ describe("the owner of a sid", () => {
     const owners = new OwnerIndex();
     const here: Record<string, "live" | "lost"> = {};
     const port = new FakeMesh(A, [B, C]);
-    const f = new Forwarder(port, owners, { localState: (sid) => here[sid] });
+    const f = new Forwarder(port, owners, {
+      localState: (sid) => here[sid],
+      fresh: async () => {},
+    });
     const S = ON_C;
     owners.agents(B, { agents: [{ sid: S }] });
     expect(f.ownerOf(S)).toBe(B);
@@ -277,7 +283,10 @@ describe("the owner of a sid", () => {
       ],
       last_live: [],
     });
-    const f = new Forwarder(new FakeMesh(A, [C]), owners, { localState: () => undefined });
+    const f = new Forwarder(new FakeMesh(A, [C]), owners, {
+      localState: () => undefined,
+      fresh: async () => {},
+    });
     const local = [{ sid: ON_A, instance: A }];
     expect(f.candidates("/r", ON_A, local)).toEqual([
       { sid: ON_A, instance: A },
@@ -329,5 +338,52 @@ describe("message_send to another instance's session (§7.7 step 1)", () => {
     const m = mesh({}, { [ON_C]: "live" });
     expect(await m.forwarder.messageSend(send(ON_C), { role: "user" })).toBeUndefined();
     expect(m.port.sent).toHaveLength(0);
+  });
+
+  it("reads who runs before deciding, for an addressee connected neither here nor to a peer only", async () => {
+    let reads = 0;
+    const port = new FakeMesh(A, [C]);
+    port.setLink(C, true);
+    const owners = new OwnerIndex();
+    owners.peers(C, peersOf(C, [ON_C]));
+    const here: Record<string, "live"> = { [ON_A]: "live" };
+    const f = new Forwarder(port, owners, {
+      localState: (sid) => here[sid],
+      fresh: async () => {
+        reads++;
+      },
+    });
+    await f.messageSend(send(ON_A), { role: "user" });
+    expect(reads).toBe(0);
+    expect(await f.messageSend(send(NOWHERE), { role: "user" })).toBeUndefined();
+    expect(reads).toBe(1);
+  });
+
+  it("is decided by dispatch's forward stage: the owner's handler answers, this instance's never runs", async () => {
+    const m = mesh({ message_send: () => ({ delivered: true }) });
+    let ranHere = 0;
+    const onA = new Dispatcher({
+      ...quiet(A),
+      handlers: {
+        message_send: () => {
+          ranHere++;
+          return { delivered: false, reason: "preparing" };
+        },
+      },
+      forwarder: m.forwarder,
+    });
+    const frame = { op: "message_send", request_id: "1", to: ON_C, text: "hi" };
+    expect(await ask(onA, { role: "session", sid: ON_A }, frame)).toMatchObject({
+      ok: true,
+      delivered: true,
+    });
+    expect(ranHere).toBe(0);
+    const local = { ...frame, request_id: "2", to: NOWHERE };
+    expect(await ask(onA, { role: "user" }, local)).toMatchObject({
+      ok: true,
+      delivered: false,
+      reason: "preparing",
+    });
+    expect(ranHere).toBe(1);
   });
 });

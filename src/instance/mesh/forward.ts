@@ -34,13 +34,17 @@ function namesSubjectSid(schema: TSchema): boolean {
   );
 }
 
-/** Where a request goes: handled here, forwarded to a peer, or refused. */
-export type Route = undefined | { to: string } | ErrorBody;
+/** Where a request goes: handled here, forwarded to a peer, refused, or —
+ * for `message_send` — decided by its addressee's owner once who runs was
+ * read (`messageSend`). */
+export type Route = undefined | { to: string } | { addressee: string } | ErrorBody;
 
 /** What forwarding reads of the local sessions. */
 export interface LocalSessions {
   /** `live` when connected here, `lost` when only a last_live row is. */
   localState(sid: string): "live" | "lost" | undefined;
+  /** Read who runs from the harness's files (presence, DR-0025). */
+  fresh(): Promise<void>;
 }
 
 /** The mesh fields of a request arriving here. */
@@ -87,6 +91,7 @@ export class Forwarder {
 
   /** Stage 6 for an admitted request: undefined to handle it here. */
   route(op: OpName, frame: Envelope): Route {
+    if (op === "message_send" && typeof frame.to === "string") return { addressee: frame.to };
     if (OP_ATTRIBUTES[op].locality !== "instance-local") return undefined;
     const hops = hopsOf(frame);
     let to: string | undefined;
@@ -138,11 +143,16 @@ export class Forwarder {
    * of its addressee): the owner's reply as-is; `instance_unreachable` held
    * nowhere when the owner cannot be reached, or when the addressee is
    * unknown while some instance is out of reach. Undefined: answer here.
+   * An addressee connected neither here nor to a peer may still run (or
+   * have ended): who runs is read first, so the owner is decided on it and
+   * the handler answers from it (DR-0025). A connected one costs no read.
    */
   async messageSend(
     frame: Envelope & { to: string },
-    caller: Identity,
+    caller: Identity | undefined,
   ): Promise<MessageSendResult | undefined> {
+    if (this.sessions.localState(frame.to) !== "live" && !this.liveElsewhere(frame.to))
+      await this.sessions.fresh();
     const owner = this.ownerOf(frame.to);
     if (owner === this.mesh.id) return undefined;
     if (owner === undefined || hopsOf(frame).includes(owner))

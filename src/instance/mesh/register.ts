@@ -3,6 +3,7 @@ import { type MeshConfig, readPeersFile } from "../../config/mesh.js";
 import type { Clock } from "../../util/clock.js";
 import type { Contribution } from "../dispatch.js";
 import type { Kv } from "../kv/kv.js";
+import type { Presence } from "../sessions/presence.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import type { TopicHub } from "../topic-hub.js";
@@ -22,6 +23,9 @@ export interface MeshDeps {
   config: MeshConfig | undefined;
   peersFile: string;
   sessions: Sessions;
+  /** Who runs, read from the harness's files before a message's owner is
+   * decided (DR-0025). */
+  presence: Pick<Presence, "fresh">;
   hub: TopicHub;
   /** KV replicated over the links (DR-0049), unless the team store already
    * shares it (then undefined). */
@@ -55,6 +59,7 @@ export function registerMesh(deps: MeshDeps): MeshServed {
   const owners = new OwnerIndex();
   const forwarder = new Forwarder(mesh, owners, {
     localState: (sid) => deps.sessions.lookup(sid)?.kind,
+    fresh: () => deps.presence.fresh(),
   });
   // Inert without peers but for the purge of old tombstones.
   const replicated = deps.kv;

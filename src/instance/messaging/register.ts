@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../../util/clock.js";
 import type { Contribution } from "../dispatch.js";
 import type { Forwarder } from "../mesh/forward.js";
-import type { HarnessKind, Presence } from "../sessions/presence.js";
+import type { HarnessKind } from "../sessions/presence.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import type { TopicHub } from "../topic-hub.js";
@@ -14,7 +14,6 @@ import { messagingHandlers } from "./handlers.js";
 export interface MessagingRegisterDeps {
   instanceId: string;
   sessions: Sessions;
-  presence: Pick<Presence, "fresh">;
   store: Pick<InstanceStore, "inbox">;
   hub: TopicHub;
   clock: Clock;
@@ -25,8 +24,8 @@ export interface MessagingRegisterDeps {
   env: NodeJS.ProcessEnv;
   /** Told of every message and notification (the search index). */
   observer: MessagingObserver;
-  /** Addressees and candidates on other instances (DR-0048). */
-  forwarder: Pick<Forwarder, "liveElsewhere" | "messageSend" | "candidates">;
+  /** Candidates on other instances (DR-0048). */
+  forwarder: Pick<Forwarder, "candidates">;
 }
 
 /** Messages, notifications and `say` (contract §7): the engine, its inbox
@@ -34,12 +33,12 @@ export interface MessagingRegisterDeps {
 export function registerMessaging(
   deps: MessagingRegisterDeps,
 ): Contribution & { messaging: Messaging } {
-  const { sessions, presence, forwarder, log } = deps;
+  const { sessions, forwarder, log } = deps;
   const messaging = new Messaging({
     ...{ instanceId: deps.instanceId, sessions, inbox: deps.store.inbox, hub: deps.hub },
     ...{ clock: deps.clock, log, observer: deps.observer },
     direct: directSetup(deps.env, deps.harness, deps.configHome, log),
     elsewhere: (row, local) => forwarder.candidates(row.repo_root ?? row.cwd, row.sid, local),
   });
-  return { messaging, handlers: messagingHandlers({ sessions, presence, messaging, forwarder }) };
+  return { messaging, handlers: messagingHandlers({ messaging }) };
 }
