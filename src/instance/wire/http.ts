@@ -1,19 +1,15 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
-import { type WebSocket, WebSocketServer } from "ws";
 import type { HttpConfig } from "../../config/config.js";
-import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { isLoopbackHost, isSandboxName } from "../../net/address.js";
 import { addressList, clientAddress, contains, isLoopbackAddress } from "../../net/address-list.js";
 import { authRoutes, refreshCookieHeader } from "../auth/auth-routes.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import { PersonSession } from "../auth/person-session.js";
 import { WEBHOOK_PATH } from "../llm/webhook-path.js";
-import { corkForTurn } from "./coalesce.js";
 import type { ConsoleFiles } from "./console-files.js";
 import type { HttpHandlers } from "./http-bind.js";
-import { Inbound } from "./inbound.js";
 import { MeshAdmission, type MeshAdmissionSide } from "./mesh-admission.js";
 import {
   ACCESS_EXPIRED,
@@ -28,20 +24,8 @@ import {
   UNAUTHENTICATED,
   UNAUTHENTICATED_PAGE,
 } from "./owner-auth.js";
-import { tcpPeer } from "./peer-endpoint.js";
-import {
-  type Accept,
-  type FrameReader,
-  type FrameWriter,
-  MESH_SUBPROTOCOL,
-  type Transport,
-} from "./transport.js";
-import { interceptWebSocketData } from "./ws-frames.js";
-
-/** The `ws` library's own message limit. Data messages never reach its
- * receiver (see ws-frames.ts), so this bounds only what it reads by itself
- * while a connection closes. */
-const WS_MAX_MESSAGE_BYTES = MAX_FRAME_BYTES;
+import { type Accept, type FrameReader, MESH_SUBPROTOCOL } from "./transport.js";
+import { WebSocketAcceptor } from "./ws.js";
 
 export interface HttpOptions {
   /** The host and port the listener is bound to (the Host and Origin rule). */
@@ -139,15 +123,7 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
     return refusal;
   };
   const principals = new WeakMap<IncomingMessage, Principal>();
-  const chosen = new WeakMap<IncomingMessage, string>();
-  const wss = new WebSocketServer({
-    noServer: true,
-    maxPayload: WS_MAX_MESSAGE_BYTES,
-    // Messages are read as a stream (ws-frames.ts), which takes no extension.
-    perMessageDeflate: false,
-    // Echo the credential's subprotocol (contract §1.1), and no other.
-    handleProtocols: (_offered, req) => chosen.get(req) ?? false,
-  });
+  const sockets = new WebSocketAcceptor();
   const admit = hostAndOriginRule(options.host, options.port, network.endpoint);
   const meshAdmission = options.mesh && new MeshAdmission(options.mesh);
 
@@ -178,9 +154,7 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       }
       const refused = meshAdmission?.admit(ip ?? "", socket);
       if (refused !== undefined) return refuseUpgrade(socket, refused);
-      chosen.set(req, MESH_SUBPROTOCOL);
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        const transport = webSocketTransport(ws, socket);
+      sockets.accept(req, socket, head, MESH_SUBPROTOCOL, ({ transport, onClose }) => {
         // Unauthenticated until it greets: a socket that never speaks is cut
         // (the handshake's own timer runs from its greeting on).
         const silent = setTimeout(
@@ -188,7 +162,7 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
           mesh.greetingMs,
         );
         silent.unref();
-        ws.once("close", () => clearTimeout(silent));
+        onClose(() => clearTimeout(silent));
         const reader: FrameReader = {
           ...transport.reader,
           listen: (handlers) =>
@@ -200,7 +174,7 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
               },
             }),
         };
-        options.accept({ ...transport, reader, peer: tcpPeer(socket), meshOnly: true });
+        options.accept({ ...transport, reader, meshOnly: true });
       });
       return;
     }
@@ -217,9 +191,7 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
       const mine = `${SUBPROTOCOL_PREFIX}${principal.token}`;
       protocol = offered.includes(mine) ? mine : undefined;
     } else protocol = owner.subprotocol(offered);
-    if (protocol !== undefined) chosen.set(req, protocol);
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const transport = webSocketTransport(ws, socket);
+    sockets.accept(req, socket, head, protocol, ({ transport, onClose }) => {
       const p = people();
       let person: PersonSession | undefined;
       if (principal.kind === "person" && p !== undefined) {
@@ -229,13 +201,10 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
           familyId,
           expiresAt,
           () => p.now(),
-          (why) => {
-            ws.close(4001, why);
-            setTimeout(() => ws.terminate(), 1000).unref();
-          },
+          (why) => transport.writer.close(4001, why),
         );
         const untrack = p.track({ sub, familyId, close: () => session.close("access revoked") });
-        ws.on("close", () => {
+        onClose(() => {
           untrack();
           session.dispose();
         });
@@ -257,12 +226,7 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
                   },
                 }),
             };
-      options.accept({
-        ...transport,
-        reader,
-        peer: tcpPeer(socket),
-        ...(person === undefined ? {} : { person }),
-      });
+      options.accept({ ...transport, reader, ...(person === undefined ? {} : { person }) });
     });
   };
   const isMeshKeyPath = (path: string) =>
@@ -387,63 +351,6 @@ export async function httpHandlers(server: Server, options: HttpOptions): Promis
   const answer: HttpHandlers["request"] =
     hosted === undefined ? console : (req, res) => (hosted(req.headers.host) ?? console)(req, res);
   return { request: answer, upgrade, close: () => app.close() };
-}
-
-const NEWLINE = Buffer.from("\n");
-
-/**
- * Frames over a WebSocket (README, "WebSocket messages"; DR-0013): a message
- * carries whole frames — one, or several separated by newlines — and its end
- * ends its last frame, so a frame never spans two messages. Messages are read
- * as a stream through the same line framer as the local socket: a frame over
- * MAX_FRAME_BYTES is answered `bad_request` and skipped without being held,
- * whatever the size of the message around it, and the connection stays.
- * Text and binary messages are read alike, bytes decoded as UTF-8 as on the
- * local socket.
- */
-function webSocketTransport(ws: WebSocket, raw: Socket): Transport {
-  // Taken over now, in the upgrade callback, before any byte reaches `ws`;
-  // nothing is read until the connection listens.
-  ws.pause();
-  const inbound = new Inbound(ws);
-  const closeWith = (code: number, reason: string) => {
-    ws.close(code, reason);
-    setTimeout(() => ws.terminate(), 1000).unref();
-  };
-  const intercepted = interceptWebSocketData(
-    raw,
-    {
-      data: (bytes) => inbound.push(bytes),
-      messageEnd: () => inbound.push(NEWLINE),
-      violation: (reason) => inbound.inOrder(() => closeWith(1002, reason)),
-    },
-    (pass) => inbound.inOrder(pass),
-  );
-  // Never reached with the `ws` this build pins; refuse rather than misread.
-  if (!intercepted) closeWith(1011, "cannot read this WebSocket");
-  const reader: FrameReader = {
-    listen(handlers) {
-      inbound.listen(handlers);
-      ws.on("error", () => {});
-      ws.on("close", () => inbound.close());
-      ws.resume();
-    },
-    pause: () => inbound.pause(),
-    resume: () => inbound.resume(),
-  };
-  const writer: FrameWriter = {
-    write(line, done) {
-      if (ws.readyState !== ws.OPEN) return done?.(false);
-      corkForTurn(raw);
-      if (done === undefined) ws.send(`${line}\n`);
-      else ws.send(`${line}\n`, (error) => done(error == null));
-    },
-    backlog: () => ws.bufferedAmount,
-    // `ws` has no drain event of its own; its socket's is the same signal.
-    onDrain: (listener) => raw.on("drain", listener),
-    close: (code, reason) => closeWith(code ?? 1001, (reason ?? "instance stopping").slice(0, 120)),
-  };
-  return { kind: "ws", reader, writer };
 }
 
 /**
