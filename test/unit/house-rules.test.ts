@@ -53,7 +53,7 @@ describe("the house", () => {
   it("has transports that know frames, never the connection or dispatch", () => {
     const offenders: string[] = [];
     const wire = join(SRC, "instance", "wire");
-    for (const name of ["uds.ts", "http.ts", "http-bind.ts", "ws-frames.ts", "transport.ts"]) {
+    for (const name of ["uds.ts", "ws.ts", "ws-frames.ts", "transport.ts"]) {
       for (const { line, at } of codeLines(join(wire, name))) {
         if (/from "\.\/(connection|outbound)\.js"|from "\.\.\/(dispatch|server)\.js"/.test(line)) {
           offenders.push(`${at}: ${line.trim()}`);
