@@ -63,6 +63,17 @@ describe("the house", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("keeps wire/ below the gate: no transport, framer or connection imports auth/ or http/", () => {
+    const instance = join(SRC, "instance");
+    const above = ["auth", "http"].map((dir) => join(instance, dir) + "/");
+    const offenders: string[] = [];
+    for (const file of sources(join(instance, "wire")))
+      for (const target of importsOf(file))
+        if (above.some((dir) => target.startsWith(dir)))
+          offenders.push(`${relative(ROOT, file)} → ${relative(ROOT, target)}`);
+    expect(offenders).toEqual([]);
+  });
+
   it("keeps the instance's internals out of its clients (the CLI runs it only by loading it on demand)", () => {
     const offenders: string[] = [];
     for (const dir of ["cli", "client", "mcp"]) {
