@@ -104,12 +104,16 @@ export async function startHttp(
     const clientIp = (req: { raw: IncomingMessage }) => gate.clientIp(req.raw);
     return httpApp(server, gate, (app) => {
       app.register(authRoutesPlugin, {
-        ...{ people: () => people, instanceId: owner.run.instance, basePath, clientIp },
+        people: () => people,
+        instanceId: owner.run.instance,
+        basePath,
+        clientIp,
         personOf: (req) => gate.personOf(req.raw),
       });
       if (mesh !== undefined)
         app.register(meshKeyPlugin, {
-          ...{ basePath, clientIp },
+          basePath,
+          clientIp,
           keyRequest: (kid, body, ip) => mesh.keyRequest(kid, body, ip),
         });
       app.register(consoleFilesPlugin, {});
