@@ -4,7 +4,7 @@ import { defineConfig } from "vite";
 const here = fileURLToPath(new URL(".", import.meta.url));
 
 // The web console: Preact + @preact/signals, built into dist/web/ and served
-// by the instance (src/instance/wire/console-files.ts). `base: "./"` keeps
+// by the instance (src/instance/http/console-files.ts). `base: "./"` keeps
 // every URL relative, so the console works under a reverse proxy's prefix.
 export default defineConfig({
   root: here,

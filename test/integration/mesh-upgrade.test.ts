@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { MESH_HANDSHAKES_PER_SOURCE } from "../../src/instance/wire/mesh-admission.js";
+import { MESH_HANDSHAKES_PER_SOURCE } from "../../src/instance/http/mesh-admission.js";
 import { adminFrame, freePort, startMesh, type TestMesh } from "../helpers/mesh.js";
 
 // Issue 23, item 9: a mesh socket (the `ccmsg.mesh` subprotocol, no

@@ -53,13 +53,24 @@ describe("the house", () => {
   it("has transports that know frames, never the connection or dispatch", () => {
     const offenders: string[] = [];
     const wire = join(SRC, "instance", "wire");
-    for (const name of ["uds.ts", "http.ts", "http-bind.ts", "ws-frames.ts", "transport.ts"]) {
+    for (const name of ["uds.ts", "ws.ts", "ws-frames.ts", "transport.ts"]) {
       for (const { line, at } of codeLines(join(wire, name))) {
         if (/from "\.\/(connection|outbound)\.js"|from "\.\.\/(dispatch|server)\.js"/.test(line)) {
           offenders.push(`${at}: ${line.trim()}`);
         }
       }
     }
+    expect(offenders).toEqual([]);
+  });
+
+  it("keeps wire/ below the gate: no transport, framer or connection imports auth/ or http/", () => {
+    const instance = join(SRC, "instance");
+    const above = ["auth", "http"].map((dir) => join(instance, dir) + "/");
+    const offenders: string[] = [];
+    for (const file of sources(join(instance, "wire")))
+      for (const target of importsOf(file))
+        if (above.some((dir) => target.startsWith(dir)))
+          offenders.push(`${relative(ROOT, file)} → ${relative(ROOT, target)}`);
     expect(offenders).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
-import { bindHttp, type HttpHandlers } from "../../src/instance/wire/http-bind.js";
+import { bindHttp, type HttpHandlers } from "../../src/instance/http/bind.js";
 
 /** Handlers that answer `hello <n>` and count how often they were built. */
 function handlers(n: number, closed: () => void = () => {}): HttpHandlers {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { hostAndOriginRule } from "../../src/instance/http/host-origin.js";
 import { typeByExtension, typeBySniff } from "../../src/instance/sandbox/content-type.js";
 import {
   GRANT_LIFETIME_MS,
@@ -7,7 +8,6 @@ import {
   tokenMatches,
 } from "../../src/instance/sandbox/grants.js";
 import { parseRange } from "../../src/instance/sandbox/serve.js";
-import { hostAndOriginRule } from "../../src/instance/wire/http.js";
 
 // The sandbox's pieces (DR-0042) without an instance: grants, ranges, types,
 // and the console's Host rule refusing sandbox names.

@@ -9,7 +9,8 @@ import {
 import { ContractError, type ErrorCode } from "../../contract/errors.js";
 import { encodeFailure, encodeReply } from "../../contract/frames.js";
 import { validationErrors } from "../../contract/validate.js";
-import type { Minted, Observed, PersonAuth } from "./person-auth.js";
+import { answerUnreadableBody } from "../http/json-reply.js";
+import type { Minted, Observed, PersonAuth, PersonToken } from "./person-auth.js";
 import { REFRESH_TTL_MS } from "./person-auth.js";
 import { RateLimit } from "./rate-limit.js";
 
@@ -23,20 +24,28 @@ export interface AuthRoutesDeps {
   basePath: string;
   /** The client's address as recovered through trusted proxies. */
   clientIp(req: FastifyRequest): string | undefined;
+  /** The person whose access token the gate let this request in with. */
+  personOf(req: FastifyRequest): PersonToken | undefined;
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
-type Route = "challenge" | "register" | "assert" | "refresh";
+/** The routes a person gets a token by: open to anyone (the gate lets
+ * them past every credential; each checks its own). */
+export const AUTH_ROUTES = ["challenge", "register", "assert", "refresh"] as const;
+type Route = (typeof AUTH_ROUTES)[number];
 
 /**
  * `<endpoint>auth/challenge|register|assert|refresh` (contract §1.1, §9): the
  * carrier makes up the `request_id`; the refresh token travels only as an
  * HttpOnly cookie. The three identity-deciding routes need the web UI's
  * Origin and a `Sec-Fetch-Site` other than `none` (a typed-in URL or a
- * bookmark cannot spend anything).
+ * bookmark cannot spend anything). Beside them, the console's own: sign out
+ * (kill this family, drop the cookie) and add another device to the person
+ * signed in. An encapsulated plugin of the listener.
  */
-export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
+export async function authRoutesPlugin(app: FastifyInstance, deps: AuthRoutesDeps): Promise<void> {
+  app.setErrorHandler(answerUnreadableBody);
   const rate = new RateLimit();
   let nextId = 1;
   const handle = (route: Route) => async (req: FastifyRequest, reply: FastifyReply) => {
@@ -113,8 +122,30 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       return fail(code === "invalid_args" ? 400 : 401, code, msg);
     }
   };
-  for (const route of ["challenge", "register", "assert", "refresh"] as const)
-    app.post(`${deps.basePath}auth/${route}`, handle(route));
+  for (const route of AUTH_ROUTES) app.post(`${deps.basePath}auth/${route}`, handle(route));
+  const personOf = (req: FastifyRequest) => {
+    const person = deps.personOf(req);
+    const people = deps.people();
+    return person !== undefined && people !== undefined ? { person, people } : undefined;
+  };
+  const notPerson = { ok: false, code: "forbidden", error: "only a person's access token may" };
+  app.post("/api/auth/signout", async (req, reply) => {
+    const who = personOf(req);
+    if (who === undefined) return reply.code(403).send(notPerson);
+    await who.people.signOut(who.person.familyId);
+    return reply
+      .header(
+        "set-cookie",
+        refreshCookieHeader({ ...deps, secure: who.people.secure }, who.person.sub, "", 0),
+      )
+      .send({ ok: true });
+  });
+  app.post("/api/auth/add-device", async (req, reply) => {
+    const who = personOf(req);
+    if (who === undefined) return reply.code(403).send(notPerson);
+    const { url, code, expires_at } = who.people.addPasskey(undefined, who.person.sub);
+    return reply.header("cache-control", "no-store").send({ ok: true, url, code, expires_at });
+  });
 }
 
 /** Cookies named like the refresh token's: `[__Secure-]ccmsg-<16 hex>`. */

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { INBOX_RETENTION_MS } from "../../contract/constants.js";
 import { isSid } from "../../contract/identifiers.js";
 import type { InboxStore } from "../../store/inbox.js";
-import { sendJson } from "../wire/json-reply.js";
+import { sendJson } from "./json-reply.js";
 
 /**
  * What the web console reads beside the wire contract (this implementation's
@@ -21,7 +21,7 @@ import { sendJson } from "../wire/json-reply.js";
  * happens on the instance's event loop. At most two run at once; a few more
  * wait, and beyond that the answer is 503 "busy, retry".
  *
- * Every route sits behind the Host, Origin and owner checks of wire/http.ts.
+ * Every route sits behind the Host, Origin and owner checks of the gate (gate.ts).
  */
 export interface ConsoleApiDeps {
   inbox: InboxStore;

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { Logger } from "pino";
 import type { ControlPaneDeps } from "../../board/http.js";
 import type { HttpConfig } from "../../config/config.js";
@@ -9,8 +10,8 @@ import type { Mesh } from "../mesh/mesh.js";
 import type { SandboxSide } from "../sandbox/register.js";
 import type { SearchHttpDeps } from "../search/http.js";
 import type { InstanceStore } from "../store/instance-store.js";
-import { type BoundHttp, bindHttp } from "../wire/http-bind.js";
 import type { Accept } from "../wire/transport.js";
+import { type BoundHttp, bindHttp } from "./bind.js";
 import type { TestHooks } from "./test-hooks.js";
 
 export interface HttpListenerOptions {
@@ -44,8 +45,10 @@ export interface HttpListenerOptions {
 }
 
 /**
- * The HTTP side of the instance: the WebSocket transport and each plugin in
- * its own encapsulated context. The listener is bound at once, after the local
+ * The HTTP side of the instance: the request gate (gate.ts) and, behind it,
+ * each plugin in its own encapsulated context — the auth routes, the mesh's
+ * key route, the console's files and API, the control pane, search, the
+ * webhook and (in tests) the test hooks. The listener is bound at once, after the local
  * socket answers (DR-0007); the HTTP stack behind it loads on the first
  * request (DR-0022).
  */
@@ -63,44 +66,65 @@ export async function startHttp(
   const secret = loadOrMintOwnerSecret(owner.secretPath);
   const bound = await bindHttp(host, port, async (server, boundPort) => {
     const [
-      { httpHandlers },
+      { httpApp },
+      { Gate },
       { OwnerAuth },
+      { authRoutesPlugin },
+      { meshKeyPlugin },
+      { consoleFilesPlugin },
       { controlPanePlugin },
-      { testHooksPlugin },
-      { consoleFiles },
       { consoleApiPlugin },
+      { testHooksPlugin },
     ] = await Promise.all([
-      import("../wire/http.js"),
-      import("../wire/owner-auth.js"),
+      import("./app.js"),
+      import("./gate.js"),
+      import("./owner-auth.js"),
+      import("../auth/auth-routes.js"),
+      import("../mesh/key-route.js"),
+      import("./console-files.js"),
       import("../../board/http.js"),
-      import("./test-hooks.js"),
-      import("../wire/console-files.js"),
       import("./console-api.js"),
+      import("./test-hooks.js"),
     ]);
     const { searchPlugin } = await import("../search/http.js");
     const { sandboxHost } = await import("../sandbox/serve.js");
     const { webhookPlugin } = await import("../llm/webhook.js");
-    return httpHandlers(server, {
+    const { mesh } = options;
+    const gate = new Gate({
       host,
       port: boundPort,
       accept: options.accept,
       owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
       network: options.network,
       people: () => people,
-      instanceId: owner.run.instance,
-      ...(options.mesh === undefined ? {} : { mesh: options.mesh }),
-      console: (app) => consoleFiles(app),
+      ...(mesh === undefined ? {} : { mesh }),
       hosted: sandboxHost({ ...options.sandbox, log: options.log }),
-      plugins: (app) => {
-        app.register(controlPanePlugin, options.controlPane);
-        const { stateDir } = options;
-        const inbox = options.store.inbox;
-        app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
-        app.register(searchPlugin, { search: options.search, now: owner.now });
-        app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
-        if (testHooks !== undefined)
-          app.register(testHooksPlugin, { ...testHooks, mesh: options.mesh });
-      },
+    });
+    const { basePath } = gate;
+    const clientIp = (req: { raw: IncomingMessage }) => gate.clientIp(req.raw);
+    return httpApp(server, gate, (app) => {
+      app.register(authRoutesPlugin, {
+        people: () => people,
+        instanceId: owner.run.instance,
+        basePath,
+        clientIp,
+        personOf: (req) => gate.personOf(req.raw),
+      });
+      if (mesh !== undefined)
+        app.register(meshKeyPlugin, {
+          basePath,
+          clientIp,
+          keyRequest: (kid, body, ip) => mesh.keyRequest(kid, body, ip),
+        });
+      app.register(consoleFilesPlugin, {});
+      app.register(controlPanePlugin, options.controlPane);
+      const { stateDir } = options;
+      const inbox = options.store.inbox;
+      app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
+      app.register(searchPlugin, { search: options.search, now: owner.now });
+      app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
+      if (testHooks !== undefined)
+        app.register(testHooksPlugin, { ...testHooks, mesh: options.mesh });
     });
   });
   if (isLoopbackHost(host) || host === "0.0.0.0" || host === "::")

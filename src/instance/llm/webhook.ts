@@ -5,7 +5,7 @@ import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { exceedsJsonDepth } from "../../contract/json-depth.js";
 import { validationErrors } from "../../contract/validate.js";
 import { LlmEvent } from "../../gateway/event.js";
-import { sendJson } from "../wire/json-reply.js";
+import { sendJson } from "../http/json-reply.js";
 import { WEBHOOK_PATH } from "./webhook-path.js";
 
 /** The route's body ceiling (contract §1.1): 1 MiB, the frame ceiling. */
@@ -25,7 +25,7 @@ export interface WebhookDeps {
  * a body over 1 MiB is 413; a body that is not a JSON array of events
  * (gateway/event.ts) is 400 and nothing of it is applied; else 204.
  *
- * The source's own token is its proof, so wire/http.ts lets this path past
+ * The source's own token is its proof, so the gate (http/gate.ts) lets this path past
  * the owner check (a gateway on another machine holds no owner secret); the
  * Host and Origin rule still applies.
  */

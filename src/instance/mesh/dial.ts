@@ -2,8 +2,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { connect as netConnect, type Socket } from "node:net";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
-import { Inbound } from "../wire/inbound.js";
-import type { FrameReader, FrameWriter, Transport } from "../wire/transport.js";
+import type { FrameWriter, Transport } from "../wire/transport.js";
 import { MESH_SUBPROTOCOL } from "../wire/transport.js";
 
 // The dialer's side of a link's sockets: the WebSocket to `<endpoint>ws` and
@@ -11,7 +10,6 @@ import { MESH_SUBPROTOCOL } from "../wire/transport.js";
 // (`host:port`, a test hook) only says where the TCP connection goes; the
 // URL, and so the Host header, stays the endpoint's.
 
-const NEWLINE = Buffer.from("\n");
 /** A key answer is a few hundred bytes; anything much larger is refused. */
 const KEY_ANSWER_MAX_BYTES = 16 * 1024;
 /** How much of a refused upgrade's reason is read. */
@@ -40,7 +38,10 @@ export async function dialLink(
 ): Promise<DialedSocket> {
   // Loaded on the first dial, not at start: the instance's first reply
   // should not wait for a WebSocket client it may never use.
-  const { WebSocket } = await import("ws");
+  const [{ WebSocket }, { dialedTransport }] = await Promise.all([
+    import("ws"),
+    import("../wire/ws.js"),
+  ]);
   return new Promise((resolve, reject) => {
     const create = connectTo(tcpTo);
     const ws = new WebSocket(`${endpoint}ws`, [MESH_SUBPROTOCOL], {
@@ -84,46 +85,21 @@ export async function dialLink(
         reject(new Error("the peer did not take the mesh subprotocol"));
         return;
       }
-      ws.pause();
-      // Read through the same fair share as every accepted connection.
-      const inbound = new Inbound(ws);
-      ws.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => {
-        const bytes = Array.isArray(data)
-          ? Buffer.concat(data)
-          : Buffer.isBuffer(data)
-            ? data
-            : Buffer.from(data);
-        inbound.push(bytes);
-        inbound.push(NEWLINE);
-      });
-      const reader: FrameReader = {
-        listen(handlers) {
-          inbound.listen(handlers);
-          ws.on("error", () => {});
-          ws.on("close", () => inbound.close());
-          if (ws.readyState !== ws.OPEN) inbound.close();
-          else ws.resume();
-        },
-        pause: () => inbound.pause(),
-        resume: () => inbound.resume(),
-      };
+      // Set on "upgrade", which `ws` emits before "open".
+      if (socket === undefined) {
+        ws.terminate();
+        reject(new Error("the mesh socket opened without its TCP socket"));
+        return;
+      }
+      const transport = dialedTransport(ws, socket);
       const writer: FrameWriter = {
-        write(line, done) {
-          if (ws.readyState !== ws.OPEN) done?.(false);
-          else if (done === undefined) ws.send(`${line}\n`);
-          else ws.send(`${line}\n`, (error) => done(error == null));
-        },
-        backlog: () => ws.bufferedAmount,
-        onDrain: (listener) => socket?.on("drain", listener),
+        ...transport.writer,
         close(c, reason) {
           code ??= c;
-          if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING)
-            ws.close(c ?? 1000, reason?.slice(0, 120));
-          // A peer that never answers the close (a black hole) is cut.
-          setTimeout(() => ws.terminate(), 1000).unref();
+          transport.writer.close(c, reason);
         },
       };
-      resolve({ transport: { kind: "ws", reader, writer }, closeCode: () => code });
+      resolve({ transport: { ...transport, writer }, closeCode: () => code });
     });
   });
 }

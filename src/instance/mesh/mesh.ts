@@ -302,7 +302,7 @@ export class Mesh implements MeshPort {
     this.linkUp(verified.peer, conn, "in", verified.id);
   }
 
-  // --- the key route (wire/http.ts) ---
+  // --- the key route (key-route.ts) ---
 
   /** Answer `POST <endpoint>mesh/jwk/<kid>` with body `{challenge}`. */
   keyRequest(kid: string, body: unknown, ip: string | undefined): { status: number; body: object } {

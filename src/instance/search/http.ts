@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { ContractError } from "../../contract/errors.js";
 import { parseSince, type SearchArgs } from "../../store/search-query.js";
-import { sendJson } from "../wire/json-reply.js";
+import { sendJson } from "../http/json-reply.js";
 import type { SearchEngine } from "./engine.js";
 
 /**
@@ -9,7 +9,7 @@ import type { SearchEngine } from "./engine.js";
  * web console; DR-0037): `GET /api/search?q=…[&sid=…][&since=…][&type=…][&limit=n]`
  * answers `{ ok: true, hits, more, indexing }`, the same as `ccmsg search --json`.
  * A query FTS5 cannot read, or a bad filter, is 400 with `code: "invalid_args"`.
- * Behind the Host, Origin and owner checks of wire/http.ts, like every route.
+ * Behind the Host, Origin and owner checks of the gate (gate.ts), like every route.
  */
 export interface SearchHttpDeps {
   search: Pick<SearchEngine, "search">;

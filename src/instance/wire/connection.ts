@@ -1,8 +1,7 @@
 import type { Identity } from "../../contract/envelope.js";
-import type { PersonSession } from "../auth/person-session.js";
 import { BACKPRESSURE, Outbound } from "./outbound.js";
 import type { PeerEndpoint } from "./peer-endpoint.js";
-import type { Transport, TransportKind } from "./transport.js";
+import type { PersonPrincipal, Transport, TransportKind } from "./transport.js";
 
 /**
  * Where a connection stands. `opening` until a `hello` settles who it speaks
@@ -36,7 +35,7 @@ export class Connection {
   /** Where the peer's process can be looked up (a session's vouching). */
   readonly peer: PeerEndpoint | undefined;
   /** The person whose access token opened it, if one did. */
-  readonly person: PersonSession | undefined;
+  readonly person: PersonPrincipal | undefined;
   /** Opened for the mesh handshake only (Transport.meshOnly). */
   readonly meshOnly: boolean;
   readonly outbound: Outbound;

@@ -50,7 +50,6 @@ export interface FrameWriter {
   close(code?: number, reason?: string): void;
 }
 
-import type { PersonSession } from "../auth/person-session.js";
 import type { PeerEndpoint } from "./peer-endpoint.js";
 
 export type TransportKind = "uds" | "ws";
@@ -63,10 +62,23 @@ export interface Transport {
   /** Where the peer's process can be looked up, when known. */
   readonly peer?: PeerEndpoint;
   /** Present when a person's access token opened it (WebSocket only). */
-  readonly person?: PersonSession;
+  readonly person?: PersonPrincipal;
   /** Opened with the mesh subprotocol and no credential: it may only greet
    * as an instance and prove its endpoint (contract §8.1, DR-0047). */
   readonly meshOnly?: true;
+}
+
+/**
+ * What a connection opened with a person's access token carries: the gate
+ * that admitted it attaches it (http/gate.ts, an auth/person-session.ts), and
+ * the handlers read who it is and until when, and move that deadline
+ * (`auth_refresh`). Nothing here knows how a token is checked.
+ */
+export interface PersonPrincipal {
+  readonly sub: string;
+  readonly expiresAt: number;
+  /** Move the deadline (never back). */
+  extend(expiresAt: number): void;
 }
 
 /** The WebSocket subprotocol a mesh peer dials with (it holds no owner

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
-/** What answers on a bound HTTP listener (wire/http.ts builds it). */
+/** What answers on a bound HTTP listener (app.ts builds it). */
 export interface HttpHandlers {
   request(req: IncomingMessage, res: ServerResponse): void;
   upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;

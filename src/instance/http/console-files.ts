@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 /**
  * The web console's files (built by Vite into `dist/web/`), served by the
  * instance on the same origin as `/ws` and `/api` — behind the same Host,
- * Origin and owner checks as every route (http.ts runs those first).
+ * Origin and owner checks as every route (gate.ts runs those first).
  *
  * Paths are matched on their end, like `/ws`, so a reverse proxy may add a
  * prefix: `…/` is the page, `…/assets/<file>` its hashed files (immutable),
@@ -46,12 +46,32 @@ const ASSET_CACHE = "private, max-age=31536000, immutable";
 /** The page itself names the current assets: always asked again. */
 const PAGE_CACHE = "no-cache";
 
-const ASSET_PATH = /\/assets\/([A-Za-z0-9_.-]+)$/;
+/** The console's hashed files: no data in them (the gate lets them past
+ * while passkeys are in use, as the sign-in page's). */
+export const ASSET_PATH = /\/assets\/([A-Za-z0-9_.-]+)$/;
 const ICON_PATH = /\/favicon\.svg$/;
 
-export interface ConsoleFiles {
+interface ConsoleFiles {
   /** Answer a GET for the console, or undefined when the path is not its. */
   answer(path: string, reply: FastifyReply): FastifyReply | undefined;
+}
+
+/**
+ * The console's files as the listener's encapsulated plugin, with the one
+ * catch-all GET: the console's paths, 426 at a WebSocket path (a plain
+ * request there), 404 for anything else. `dir` is where the built console
+ * is (default: found beside the build).
+ */
+export async function consoleFilesPlugin(
+  app: FastifyInstance,
+  options: { dir?: string },
+): Promise<void> {
+  const files = await consoleFiles(app, options.dir);
+  app.get("/*", async (req, reply) => {
+    const path = req.url.split("?")[0]!;
+    if (path.endsWith("/ws")) return reply.code(426).send({ ok: false, error: "upgrade required" });
+    return files.answer(path, reply) ?? reply.code(404).send({ ok: false, error: "not found" });
+  });
 }
 
 /**
@@ -59,7 +79,7 @@ export interface ConsoleFiles {
  * return what answers the console's paths. Without a built console (a build
  * without Vite) the page answers 404 saying so.
  */
-export async function consoleFiles(app: FastifyInstance, dir?: string): Promise<ConsoleFiles> {
+async function consoleFiles(app: FastifyInstance, dir?: string): Promise<ConsoleFiles> {
   const root = dir ?? (await builtConsoleDir());
   if (root === undefined) {
     return {
