@@ -144,11 +144,11 @@ export function buildEngines(input: EngineInputs): Engines {
     }),
   );
   const kv = take(registerKv({ store, team, hub, clock, log }));
-  // KV across instances (DR-0049), unless the team store already shares it.
   const mesh = take(
     registerMesh({
       ...{ instanceId: id, config: config.mesh, peersFile: files.mesh, hub, clock, log },
       ...{ sessions: sessions.sessions, presence: sessions.presence },
+      // KV across instances (DR-0049), unless the team store already shares it.
       kv: team === undefined ? { kv: kv.kv, store } : undefined,
       testEnv: input.testHooks ? env : undefined,
     }),
