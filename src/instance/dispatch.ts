@@ -362,7 +362,8 @@ export class Dispatcher implements InboundHandler {
     const local = this.handlers[op] as Handler<OpName> | undefined;
     const forwarder = this.forwarder;
     if (forwarder === undefined) return local;
-    if (forwardTo !== undefined) return () => forwarder.forward(forwardTo, frame, identity) as never;
+    if (forwardTo !== undefined)
+      return () => forwarder.forward(forwardTo, frame, identity) as never;
     if (addressee === undefined || local === undefined) return local;
     return async (args, ctx) =>
       ((await forwarder.messageSend({ ...frame, to: addressee }, identity)) ??
