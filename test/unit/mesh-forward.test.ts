@@ -48,6 +48,7 @@ function mesh(cHandlers: Handlers, localHere: Record<string, "live" | "lost"> = 
   owners.peers(C, peersOf(C, [ON_C]));
   const forwarder = new Forwarder(port, owners, {
     localState: (sid) => localHere[sid],
+    connected: (sid) => localHere[sid] === "live",
     fresh: async () => {},
   });
   const local: Handlers = {
@@ -245,6 +246,7 @@ describe("the owner of a sid", () => {
     const port = new FakeMesh(A, [B, C]);
     const f = new Forwarder(port, owners, {
       localState: (sid) => here[sid],
+      connected: (sid) => here[sid] === "live",
       fresh: async () => {},
     });
     const S = ON_C;
@@ -285,6 +287,7 @@ describe("the owner of a sid", () => {
     });
     const f = new Forwarder(new FakeMesh(A, [C]), owners, {
       localState: () => undefined,
+      connected: () => false,
       fresh: async () => {},
     });
     const local = [{ sid: ON_A, instance: A }];
@@ -349,6 +352,7 @@ describe("message_send to another instance's session (§7.7 step 1)", () => {
     const here: Record<string, "live"> = { [ON_A]: "live" };
     const f = new Forwarder(port, owners, {
       localState: (sid) => here[sid],
+      connected: (sid) => sid === ON_A,
       fresh: async () => {
         reads++;
       },
@@ -357,6 +361,10 @@ describe("message_send to another instance's session (§7.7 step 1)", () => {
     expect(reads).toBe(0);
     expect(await f.messageSend(send(NOWHERE), { role: "user" })).toBeUndefined();
     expect(reads).toBe(1);
+    // Live by its harness process alone (no connection): it may have ended.
+    here[NOWHERE] = "live";
+    expect(await f.messageSend(send(NOWHERE), { role: "user" })).toBeUndefined();
+    expect(reads).toBe(2);
   });
 
   it("is decided by dispatch's forward stage: the owner's handler answers, this instance's never runs", async () => {

@@ -43,6 +43,9 @@ export type Route = undefined | { to: string } | { addressee: string } | ErrorBo
 export interface LocalSessions {
   /** `live` when connected here, `lost` when only a last_live row is. */
   localState(sid: string): "live" | "lost" | undefined;
+  /** Whether a connection of the session is open here (live may also mean a
+   * running harness process without one). */
+  connected(sid: string): boolean;
   /** Read who runs from the harness's files (presence, DR-0025). */
   fresh(): Promise<void>;
 }
@@ -151,7 +154,7 @@ export class Forwarder {
     frame: Envelope & { to: string },
     caller: Identity | undefined,
   ): Promise<MessageSendResult | undefined> {
-    if (this.sessions.localState(frame.to) !== "live" && !this.liveElsewhere(frame.to))
+    if (!this.sessions.connected(frame.to) && !this.liveElsewhere(frame.to))
       await this.sessions.fresh();
     const owner = this.ownerOf(frame.to);
     if (owner === this.mesh.id) return undefined;

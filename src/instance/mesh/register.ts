@@ -59,6 +59,7 @@ export function registerMesh(deps: MeshDeps): MeshServed {
   const owners = new OwnerIndex();
   const forwarder = new Forwarder(mesh, owners, {
     localState: (sid) => deps.sessions.lookup(sid)?.kind,
+    connected: (sid) => deps.sessions.connected(sid),
     fresh: () => deps.presence.fresh(),
   });
   // Inert without peers but for the purge of old tombstones.
