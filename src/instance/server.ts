@@ -34,6 +34,8 @@ export interface RunningInstance {
   socket: string;
   /** The bound base URL, e.g. `http://127.0.0.1:43121/`, or null. */
   http: string | null;
+  /** The asked HTTP address, when it was in use and a free port was bound. */
+  httpTaken: string | undefined;
   startedAt: number;
   /** Resolves when the instance has fully stopped. */
   stopped: Promise<void>;
@@ -138,7 +140,8 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     const json = { ...info, started_at: startedAt, version: VERSION };
     writeFileAtomic(files.instanceJson, `${JSON.stringify(json, null, 2)}\n`);
     log.info(info, "started");
-    return { id, pid: process.pid, socket: files.socket, http: url, startedAt, stopped, stop };
+    const run = { id, pid: process.pid, socket: files.socket, http: url, startedAt };
+    return { ...run, httpTaken: http?.taken, stopped, stop };
   } catch (error) {
     log.error({ err: error }, "startup failed");
     await uds?.close();
