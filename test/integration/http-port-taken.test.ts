@@ -91,10 +91,22 @@ describe("npm start with its port taken", () => {
   });
 });
 
-describe("a taken port that something names stays refused", () => {
-  const run = (env: Record<string, string>) =>
-    runCli(["daemon", "run", "--http", taken], { ...env, CCMSG_STATE_DIR: defaultStateDir(env) });
+/** `daemon run --http <taken>` to its exit, or — should it start after all —
+ * until its `started` line, then stopped. */
+function run(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, "daemon", "run", "--http", taken], {
+    env: childEnv({ ...env, CCMSG_STATE_DIR: defaultStateDir(env) }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => {
+    stderr += c.toString();
+  });
+  child.stdout.once("data", () => child.kill("SIGTERM"));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+}
 
+describe("a taken port that something names stays refused", () => {
   it("http.endpoint: a proxy forwards to that port", async () => {
     const r = await run(home({ http: { endpoint: "https://box.example.ts.net/" } }));
     expect(r.code).toBe(1);
