@@ -7,7 +7,7 @@ import { Clock } from "../util/clock.js";
 import { VERSION } from "../util/version.js";
 import { instanceLog } from "./deferred-log.js";
 import { buildEngines, type EngineInputs } from "./engines.js";
-import type { startHttp } from "./http/listener.js";
+import type { startHttp, TakenPort } from "./http/listener.js";
 import { stopInstance } from "./shutdown.js";
 import { loadOrMintInstanceId } from "./store/identity.js";
 import { type InstanceStore, openInstanceStore } from "./store/instance-store.js";
@@ -28,14 +28,12 @@ export interface InstanceOptions extends Pick<EngineInputs, "team"> {
   env?: Record<string, string | undefined>;
 }
 
-export interface RunningInstance {
+export interface RunningInstance extends TakenPort {
   id: string;
   pid: number;
   socket: string;
   /** The bound base URL, e.g. `http://127.0.0.1:43121/`, or null. */
   http: string | null;
-  /** The asked HTTP address, when it was in use and a free port was bound. */
-  httpTaken: string | undefined;
   startedAt: number;
   /** Resolves when the instance has fully stopped. */
   stopped: Promise<void>;
@@ -136,12 +134,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       });
     }
     const url = http === undefined ? null : `http://${http.address}/`;
-    const info = { instance: id, pid: process.pid, socket: files.socket, http: url };
-    const json = { ...info, started_at: startedAt, version: VERSION };
+    const run = { pid: process.pid, socket: files.socket, http: url };
+    const json = { instance: id, ...run, started_at: startedAt, version: VERSION };
     writeFileAtomic(files.instanceJson, `${JSON.stringify(json, null, 2)}\n`);
-    log.info(info, "started");
-    const run = { id, pid: process.pid, socket: files.socket, http: url, startedAt };
-    return { ...run, httpTaken: http?.taken, stopped, stop };
+    log.info({ instance: id, ...run }, "started");
+    return { id, ...run, httpTaken: http?.httpTaken, startedAt, stopped, stop };
   } catch (error) {
     log.error({ err: error }, "startup failed");
     await uds?.close();

@@ -44,9 +44,10 @@ export interface HttpListenerOptions {
   mesh?: Mesh;
 }
 
-export interface MovableHttp extends BoundHttp {
-  /** The asked address, when it was in use and a free port was bound instead. */
-  taken?: string;
+/** What a started instance tells of its HTTP port (taken-port.ts). */
+export interface TakenPort {
+  /** The asked HTTP address, when it was in use and a free port was bound instead. */
+  httpTaken: string | undefined;
 }
 
 /**
@@ -59,7 +60,7 @@ export interface MovableHttp extends BoundHttp {
  */
 export async function startHttp(
   options: HttpListenerOptions,
-): Promise<MovableHttp & { people: PersonAuth }> {
+): Promise<BoundHttp & TakenPort & { people: PersonAuth }> {
   const { host, port } = parseHostPort(options.listen);
   const { refuseBareExposure, startPeople } = await import("../auth/people.js");
   refuseBareExposure(options.listen, options.store);
@@ -152,9 +153,9 @@ async function bindOrMove(
   host: string,
   port: number,
   load: (server: Server, port: number) => Promise<HttpHandlers>,
-): Promise<MovableHttp> {
+): Promise<BoundHttp & TakenPort> {
   try {
-    return await bindHttp(host, port, load);
+    return { ...(await bindHttp(host, port, load)), httpTaken: undefined };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
     const { pinnedBy, portTaken } = await import("./taken-port.js");
@@ -165,6 +166,6 @@ async function bindOrMove(
       { taken: options.listen, bound: bound.address },
       "HTTP port in use: bound a free one",
     );
-    return { ...bound, taken: options.listen };
+    return { ...bound, httpTaken: options.listen };
   }
 }
