@@ -57,11 +57,11 @@ const ACTIONS: Record<string, Command> = {
       try {
         instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
       } catch (error) {
-        // The default port may be taken (another instance, another tool): a
-        // person who did not ask for it still gets an instance, on the socket.
+        // A taken port that may not move (listener.ts): a person who did not
+        // ask for the default one still gets an instance, on the socket.
         if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
           throw error;
-        process.stderr.write(`ccmsg: ${DEFAULT_HTTP} is in use; serving the local socket only\n`);
+        process.stderr.write(`ccmsg: ${(error as Error).message}; serving the local socket only\n`);
         instance = await start(null);
       }
     } catch (error) {
@@ -78,6 +78,10 @@ const ACTIONS: Record<string, Command> = {
     // Console output goes to a file or pipe that may fill or close; losing it
     // must never stop the instance.
     for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+    if (instance.httpTaken !== undefined && instance.http !== null)
+      process.stderr.write(
+        `ccmsg: ${instance.httpTaken} is in use, so HTTP took a free port for this run: ${new URL(instance.http).host}\n`,
+      );
     process.stdout.write(
       `${JSON.stringify({ event: "started", instance: instance.id, pid: instance.pid, socket: instance.socket, http: instance.http, started_at: instance.startedAt })}\n`,
     );

@@ -7,7 +7,7 @@ import { Clock } from "../util/clock.js";
 import { VERSION } from "../util/version.js";
 import { instanceLog } from "./deferred-log.js";
 import { buildEngines, type EngineInputs } from "./engines.js";
-import type { startHttp } from "./http/listener.js";
+import type { startHttp, TakenPort } from "./http/listener.js";
 import { stopInstance } from "./shutdown.js";
 import { loadOrMintInstanceId } from "./store/identity.js";
 import { type InstanceStore, openInstanceStore } from "./store/instance-store.js";
@@ -28,7 +28,7 @@ export interface InstanceOptions extends Pick<EngineInputs, "team"> {
   env?: Record<string, string | undefined>;
 }
 
-export interface RunningInstance {
+export interface RunningInstance extends TakenPort {
   id: string;
   pid: number;
   socket: string;
@@ -134,11 +134,11 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       });
     }
     const url = http === undefined ? null : `http://${http.address}/`;
-    const info = { instance: id, pid: process.pid, socket: files.socket, http: url };
-    const json = { ...info, started_at: startedAt, version: VERSION };
+    const run = { pid: process.pid, socket: files.socket, http: url };
+    const json = { instance: id, ...run, started_at: startedAt, version: VERSION };
     writeFileAtomic(files.instanceJson, `${JSON.stringify(json, null, 2)}\n`);
-    log.info(info, "started");
-    return { id, pid: process.pid, socket: files.socket, http: url, startedAt, stopped, stop };
+    log.info({ instance: id, ...run }, "started");
+    return { id, ...run, httpTaken: http?.httpTaken, startedAt, stopped, stop };
   } catch (error) {
     log.error({ err: error }, "startup failed");
     await uds?.close();

@@ -16,9 +16,20 @@ export function refuseBareExposure(listen: string, store: InstanceStore): void {
   );
 }
 
-/** Person authentication for a bound listener: its endpoint is the
- * configured one, else `http://localhost:<port>/` (a WebAuthn RP ID; an IP
- * address is not one). */
+/** The endpoint a listener at `address` is reached at: the configured one,
+ * else `http://localhost:<port>/` (a WebAuthn RP ID; an IP address is not
+ * one). Passkeys belong to it. */
+export function endpointFor(address: string, config: HttpConfig | undefined): string {
+  const bound = parseHostPort(address);
+  return (
+    config?.endpoint ??
+    (isLoopbackHost(bound.host) || bound.host === "0.0.0.0" || bound.host === "::"
+      ? `http://localhost:${bound.port}/`
+      : `http://${address}/`)
+  );
+}
+
+/** Person authentication for a bound listener, at its endpoint (endpointFor). */
 export function startPeople(o: {
   id: string;
   address: string;
@@ -28,12 +39,7 @@ export function startPeople(o: {
   log: Logger;
   accessTtlMs: number | undefined;
 }): PersonAuth {
-  const bound = parseHostPort(o.address);
-  const endpoint =
-    o.config?.endpoint ??
-    (isLoopbackHost(bound.host) || bound.host === "0.0.0.0" || bound.host === "::"
-      ? `http://localhost:${bound.port}/`
-      : `http://${o.address}/`);
+  const endpoint = endpointFor(o.address, o.config);
   const people = new PersonAuth({
     instanceId: o.id,
     unit: unitName(),

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { Logger } from "pino";
 import type { ControlPaneDeps } from "../../board/http.js";
 import type { HttpConfig } from "../../config/config.js";
@@ -11,7 +11,7 @@ import type { SandboxSide } from "../sandbox/register.js";
 import type { SearchHttpDeps } from "../search/http.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import type { Accept } from "../wire/transport.js";
-import { type BoundHttp, bindHttp } from "./bind.js";
+import { type BoundHttp, bindHttp, type HttpHandlers } from "./bind.js";
 import type { TestHooks } from "./test-hooks.js";
 
 export interface HttpListenerOptions {
@@ -44,6 +44,12 @@ export interface HttpListenerOptions {
   mesh?: Mesh;
 }
 
+/** What a started instance tells of its HTTP port (taken-port.ts). */
+export interface TakenPort {
+  /** The asked HTTP address, when it was in use and a free port was bound instead. */
+  httpTaken: string | undefined;
+}
+
 /**
  * The HTTP side of the instance: the request gate (gate.ts) and, behind it,
  * each plugin in its own encapsulated context — the auth routes, the mesh's
@@ -54,7 +60,7 @@ export interface HttpListenerOptions {
  */
 export async function startHttp(
   options: HttpListenerOptions,
-): Promise<BoundHttp & { people: PersonAuth }> {
+): Promise<BoundHttp & TakenPort & { people: PersonAuth }> {
   const { host, port } = parseHostPort(options.listen);
   const { refuseBareExposure, startPeople } = await import("../auth/people.js");
   refuseBareExposure(options.listen, options.store);
@@ -64,7 +70,7 @@ export async function startHttp(
     options.log.warn({ host }, "HTTP listener bound beyond loopback, as asked");
   const { testHooks, owner } = options;
   const secret = loadOrMintOwnerSecret(owner.secretPath);
-  const bound = await bindHttp(host, port, async (server, boundPort) => {
+  const load = async (server: Server, boundPort: number) => {
     const [
       { httpApp },
       { Gate },
@@ -126,7 +132,8 @@ export async function startHttp(
       if (testHooks !== undefined)
         app.register(testHooksPlugin, { ...testHooks, mesh: options.mesh });
     });
-  });
+  };
+  const bound = await bindOrMove(options, host, port, load);
   if (isLoopbackHost(host) || host === "0.0.0.0" || host === "::")
     options.sandbox.offer(parseHostPort(bound.address).port);
   // Bound: the mesh knows its endpoint now and dials its peers.
@@ -137,4 +144,28 @@ export async function startHttp(
     accessTtlMs: options.accessTtlMs,
   });
   return { ...bound, people };
+}
+
+/** Bind `host:port`; when it is in use, a free port on the same host instead,
+ * unless something names that port (taken-port.ts). */
+async function bindOrMove(
+  options: HttpListenerOptions,
+  host: string,
+  port: number,
+  load: (server: Server, port: number) => Promise<HttpHandlers>,
+): Promise<BoundHttp & TakenPort> {
+  try {
+    return { ...(await bindHttp(host, port, load)), httpTaken: undefined };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    const { pinnedBy, portTaken } = await import("./taken-port.js");
+    const why = pinnedBy(options);
+    if (why !== undefined) throw portTaken(options.listen, why);
+    const bound = await bindHttp(host, 0, load);
+    options.log.warn(
+      { taken: options.listen, bound: bound.address },
+      "HTTP port in use: bound a free one",
+    );
+    return { ...bound, httpTaken: options.listen };
+  }
 }
