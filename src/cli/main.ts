@@ -351,7 +351,7 @@ export const COMMANDS: Record<
     more: [
       "Every message, notification and typed transcript item, from the instance's search index.",
       'Words, "phrases", prefix*, AND / OR / NOT and ( ) — every other character is plain text.',
-      "  --sid s     one session (or an id prefix): its items and messages from or to it",
+      "  --sid s     one session (an id prefix will do, or @title): its items and messages from or to it",
       "  --since t   30m, 2h, 7d, a date (2026-11-30) or ms since the epoch",
       "  --type t    an item type or a prefix of it: message, tool, tool:Bash, notification",
       "  --limit n   results (20; at most 200), the best-ranked of the newest 1000 matches",
