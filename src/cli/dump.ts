@@ -2,6 +2,7 @@ import { callAs, connectInstance } from "../client/connect.js";
 import { ContractError } from "../contract/errors.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
+import { sidArg } from "./sid-args.js";
 
 const USAGE =
   "ccmsg dump <sid> [--preset p] [--types a,b,-c] [--agent id] [--no-thinking] [--no-agent]";
@@ -20,9 +21,10 @@ export const dump: Command = async (argv) => {
     },
     USAGE,
   );
-  const [sid, ...extra] = positionals;
-  if (sid === undefined || extra.length > 0)
+  const [typed, ...extra] = positionals;
+  if (typed === undefined || extra.length > 0)
     throw new ContractError("invalid_args", `usage: ${USAGE}`);
+  const sid = await sidArg(values, typed, "the session");
   const types = values.types
     ?.split(",")
     .map((t) => t.trim())

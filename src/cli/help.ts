@@ -9,8 +9,10 @@ export interface CommandHelp {
   more?: string;
 }
 
-export const EVERY_COMMAND_OPTIONS =
-  "Options for every command: --json, --text, --sid <sid>, --state-dir <dir>, --no-start, --help";
+export const EVERY_COMMAND_OPTIONS = [
+  "Options for every command: --json, --text, --sid <sid>, --state-dir <dir>, --no-start, --help",
+  "A <sid> is a session's id, a unique prefix of it (4+ hex digits), its title or @title.",
+].join("\n");
 
 /** `ccmsg help`: every command on one line each. */
 export function overview(commands: Record<string, CommandHelp>): string {

@@ -4,7 +4,8 @@
 // nothing of the instance).
 
 import * as nodeModule from "node:module";
-import { UsageError } from "../client/flags.js";
+import { parseArgs } from "node:util";
+import { type Flags, UsageError } from "../client/flags.js";
 import { sessionIdFrom } from "../harness/identity.js";
 import { VERSION } from "../util/version.js";
 import type { Command } from "./command.js";
@@ -28,6 +29,8 @@ export const COMMANDS: Record<
     group: () => Promise<Record<string, Command>>;
     /** Greets as the calling session with its derived meta (see main). */
     asSession?: true;
+    /** Reads `--sid` itself (see sidFlagResolved). */
+    ownSid?: true;
   }
 > = {
   daemon: {
@@ -281,6 +284,7 @@ export const COMMANDS: Record<
   },
   session: {
     group: () => import("./session.js"),
+    ownSid: true,
     help: "session diff|pr|stop|resume|create — session controls",
     more: [
       "  diff                       the worktree's changes",
@@ -342,11 +346,12 @@ export const COMMANDS: Record<
   },
   search: {
     group: () => import("./search.js"),
+    ownSid: true,
     help: "search <query> [--sid s] [--since t] [--type t] — find what any session said, sent or raised",
     more: [
       "Every message, notification and typed transcript item, from the instance's search index.",
       'Words, "phrases", prefix*, AND / OR / NOT and ( ) — every other character is plain text.',
-      "  --sid s     one session (or an id prefix): its items and messages from or to it",
+      "  --sid s     one session (an id prefix will do, or @title): its items and messages from or to it",
       "  --since t   30m, 2h, 7d, a date (2026-11-30) or ms since the epoch",
       "  --type t    an item type or a prefix of it: message, tool, tool:Bash, notification",
       "  --limit n   results (20; at most 200), the best-ranked of the newest 1000 matches",
@@ -398,7 +403,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${commandHelp(entry)}\n`);
     return;
   }
-  const args = withLeading(rest, leading);
+  const args = await sidFlagResolved(withLeading(rest, leading), entry);
   // The session's meta costs two git processes: start them now, beside
   // loading the command, rather than on its way to the greeting.
   if (entry.asSession && sessionIdFrom(sidFlag(args)) !== undefined)
@@ -417,6 +422,41 @@ function lookup(name: string): (typeof COMMANDS)[string] {
   throw new UsageError(
     `unknown command "${name}"${near === undefined ? "" : ` — did you mean "${near}"?`} (ccmsg help lists every command)`,
   );
+}
+
+/**
+ * The arguments with `--sid` as a whole sid: a prefix or a title names a
+ * session like any sid argument (sid-args.ts; a whole sid costs nothing). A
+ * hook's is passed on as given, as a hook must not fail on it; a command whose
+ * `--sid` is more than a session (search's filter, session's target) reads it
+ * itself.
+ */
+async function sidFlagResolved(
+  args: string[],
+  entry: (typeof COMMANDS)[string],
+): Promise<string[]> {
+  const options = optionsOf(args);
+  const typed = sidFlag(args);
+  if (typed === undefined || typed === "" || entry.ownSid || options.includes("--hook"))
+    return args;
+  const { sidArg } = await import("./sid-args.js");
+  const sid = await sidArg(globalFlags(options), typed, "the session (--sid)");
+  const at = options.findIndex((a) => a === "--sid" || a.startsWith("--sid="));
+  const out = [...args];
+  if (out[at] === "--sid") out[at + 1] = sid;
+  else out[at] = `--sid=${sid}`;
+  return out;
+}
+
+/** The options every command takes, read ahead of the command's own parsing
+ * (loosely: the command's own options are its business). */
+function globalFlags(options: string[]): Flags {
+  return parseArgs({
+    args: options,
+    options: GLOBAL_OPTIONS,
+    strict: false,
+    allowPositionals: true,
+  }).values as Flags;
 }
 
 /** The value of `--sid`, read ahead of the command's own parsing. */

@@ -6,6 +6,7 @@ import type { SessionMeta } from "../contract/peers.js";
 import type { OpArgs } from "../contract/schemas.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
+import { sidArg } from "./sid-args.js";
 import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
 const HOOK_DEADLINE_MS = 3000;
@@ -107,7 +108,7 @@ export const post: Command = async (argv) => {
   const [to, ...words] = positionals;
   if (to === undefined || words.length === 0)
     throw new ContractError("invalid_args", "usage: ccmsg post <sid> <text>");
-  await send(values, { to, text: words.join(" ") });
+  await send(values, { to: await sidArg(values, to, "the recipient"), text: words.join(" ") });
 };
 
 /** `ccmsg reply <mid> [--to <sid>] <text>` — answer a delivered message. The
@@ -124,7 +125,8 @@ export const reply: Command = async (argv) => {
     throw new ContractError("invalid_args", "usage: ccmsg reply <mid> [--to <sid>] <text>");
   const text = words.join(" ");
   if (values.to !== undefined) {
-    await send(values, { to: values.to, text, reply_to: mid });
+    const to = await sidArg(values, values.to, "the recipient (--to)");
+    await send(values, { to, text, reply_to: mid });
     return;
   }
   const sid = sessionId(values);
@@ -173,9 +175,12 @@ export const notify: Command = async (argv) => {
       "notify tells the person about a session: run it inside a session (or pass --sid <sid>), or name the session with --about <sid>",
     );
   }
+  const about =
+    values.about === undefined
+      ? {}
+      : { sid: await sidArg(values, values.about, "the session the line is about (--about)") };
   const client = await connectInstance(values);
   const text = positionals.join(" ");
-  const about = values.about === undefined ? {} : { sid: values.about };
   await callAs(client, sid, "notify_send", { text, ...about });
   client.close();
   print(values, {}, () => "sent");

@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { type Flags, UsageError } from "../client/flags.js";
+import { SidRefusal } from "../client/sid-resolve.js";
 import { ContractError } from "../contract/errors.js";
 
 // What every command shares: its options, who it speaks as, how it prints.
@@ -80,7 +81,8 @@ export function errorsAsJson(argv: string[]): boolean {
   return !process.stderr.isTTY;
 }
 
-/** Report a failure on stderr and exit 1: `{"error":{"code","msg"}}`, or for
+/** Report a failure on stderr and exit 1: `{"error":{"code","msg"}}` (with
+ * `candidates` when a session argument was ambiguous), or for
  * a person `ccmsg <command>: <what went wrong>` on one line. A failure without
  * a contract code is `internal_error`. A usage error points at the help. */
 export function fail(error: unknown, json: boolean, command?: string): never {
@@ -88,7 +90,12 @@ export function fail(error: unknown, json: boolean, command?: string): never {
   let msg = error instanceof Error ? error.message : String(error);
   if (error instanceof UsageError && command !== undefined)
     msg = `${msg} (see ccmsg help ${command})`;
-  if (json) process.stderr.write(`${JSON.stringify({ error: { code, msg } })}\n`);
+  // The sessions an ambiguous session argument could mean, for a program to pick.
+  const more =
+    error instanceof SidRefusal && error.candidates.length > 0
+      ? { candidates: error.candidates }
+      : {};
+  if (json) process.stderr.write(`${JSON.stringify({ error: { code, msg, ...more } })}\n`);
   else {
     const line = msg
       .split("\n")

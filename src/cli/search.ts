@@ -6,6 +6,7 @@ import { openSearchReader } from "../store/search-index.js";
 import { parseSince, runSearch, type SearchArgs } from "../store/search-query.js";
 import type { Command } from "./command.js";
 import { parse, print, wantsJson } from "./options.js";
+import { sidArg } from "./sid-args.js";
 
 const USAGE = "ccmsg search <query> [--sid s] [--since t] [--type t] [--limit n]";
 
@@ -28,7 +29,12 @@ export const search: Command = async (argv) => {
   const q = positionals.join(" ");
   if (q.trim() === "") throw new UsageError(`a query is needed: ${USAGE}`);
   const args: SearchArgs = { q };
-  if (values.sid !== undefined) args.sid = values.sid;
+  // A prefix of any sid the index holds is the index's to match (sessions
+  // long gone included); a title is looked up like every other sid argument.
+  if (values.sid !== undefined)
+    args.sid = isSidFilter(values.sid)
+      ? values.sid
+      : await sidArg(values, values.sid, "the session (--sid)");
   if (values.since !== undefined) args.since = parseSince(values.since, Date.now());
   if (values.type !== undefined) args.type = values.type;
   if (values.limit !== undefined) {
@@ -48,6 +54,9 @@ export const search: Command = async (argv) => {
   const bold = !wantsJson(values) && process.stdout.isTTY && !process.env.NO_COLOR;
   print(values, answer, () => answerText(answer, bold));
 };
+
+/** Hex digits and dashes: a sid or a prefix, which the index matches. */
+const isSidFilter = (typed: string) => /^[0-9a-fA-F-]*[0-9a-fA-F][0-9a-fA-F-]*$/.test(typed);
 
 function answerText(answer: SearchAnswer, bold: boolean): string {
   const lines = answer.hits.map((h) => hitLine(h, bold));

@@ -10,6 +10,7 @@ import { gh, probeGh } from "../probes/github.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 import { requireControl } from "./require-control.js";
+import { sidArg } from "./sid-args.js";
 
 const USAGE =
   "ccmsg session diff|pr|stop [<sid>] [--force] [--reason r]|resume [<sid>]|create <name> [--base ref] [--sid s]";
@@ -32,7 +33,13 @@ export const session: Command = async (argv) => {
   const named = (sub === "stop" || sub === "resume") && rest.length > 0;
   if (named && (rest.length > 1 || parsed.values.sid !== undefined))
     throw new ContractError("invalid_args", `usage: ${USAGE}`);
-  const values = named ? { ...parsed.values, sid: rest[0] } : parsed.values;
+  const typed = named ? rest[0] : parsed.values.sid;
+  // A session to resume has ended: of a live and an ended match, the ended.
+  const target =
+    typed === undefined || typed === ""
+      ? typed
+      : await sidArg(parsed.values, typed, "the session", sub === "resume" ? "ended" : "live");
+  const values = { ...parsed.values, sid: target };
   return withSessionContext(values, async (ctx, probe) => {
     const facts = controlFacts(ctx, probe);
     // Below, `probe as GitFacts` follows a requireControl that refuses every

@@ -1,15 +1,17 @@
 import { Client } from "../client/client.js";
 import { connectInstance, greet, sendGreeting } from "../client/connect.js";
-import { sessionId } from "../client/flags.js";
+import { type Flags, sessionId } from "../client/flags.js";
 import { derivedMeta } from "../client/session-meta.js";
 import { topicSnapshot } from "../client/snapshots.js";
 import type { AgentsData } from "../contract/agents.js";
 import { ContractError } from "../contract/errors.js";
 import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
+import { TOPIC_ATTRIBUTES, type TopicAttributes, type TopicKind } from "../contract/topics.js";
 import { BUSY_WINDOW_MS, isBusy, readSessionLlm } from "../state/llm-session-file.js";
 import { resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
+import { sidArg } from "./sid-args.js";
 
 type PeersData = { peers: PeerInfo[]; last_live: LastLiveSession[] };
 
@@ -117,9 +119,10 @@ export const subscribe: Command = async (argv) => {
     current?.close();
     wake();
   });
+  const topics = await Promise.all(positionals.map((t) => topicArg(values, t)));
   current = await connectInstance(values);
   for (;;) {
-    const { restarting } = await stream(current, sid, meta, positionals);
+    const { restarting } = await stream(current, sid, meta, topics);
     if (interrupted) return;
     if (values["exit-on-restart"]) {
       if (restarting) return;
@@ -143,6 +146,19 @@ export const subscribe: Command = async (argv) => {
     }
   }
 };
+
+/** A topic named on the command line, its session (`session_status:<sid>`)
+ * named like any sid argument; resolved once, so every reconnection
+ * subscribes to the same. */
+function topicArg(flags: Flags, topic: string): Promise<string> {
+  const colon = topic.indexOf(":");
+  const kind = topic.slice(0, colon);
+  if (colon < 0 || !Object.hasOwn(TOPIC_ATTRIBUTES, kind)) return Promise.resolve(topic);
+  if ((TOPIC_ATTRIBUTES[kind as TopicKind] as TopicAttributes).param !== "sid")
+    return Promise.resolve(topic);
+  const typed = topic.slice(colon + 1);
+  return sidArg(flags, typed, `the session of topic ${topic}`).then((sid) => `${kind}:${sid}`);
+}
 
 /** One connection's life: greet, subscribe to each topic, print every frame
  * (the `restarting` event too); resolves when the connection closes, saying

@@ -9,6 +9,7 @@ import { liveHolder } from "../state/instance-lock.js";
 import { resolveStateDir, stateFiles } from "../state/paths.js";
 import { ensureStateDir } from "../state/state-dir.js";
 import { readJsonFile } from "../util/json-file.js";
+import { inWords } from "./arg-words.js";
 import { type ArgsOf, Client } from "./client.js";
 import type { Flags } from "./flags.js";
 import { derivedMeta } from "./session-meta.js";
@@ -133,7 +134,8 @@ function readTail(path: string): string {
 /** Greet as the session when one is known — with the meta every greeting of
  * a session carries (session-meta.ts), unless `meta` is given — else as the
  * person. Resolves once the greeting is sent, with its reply still to come:
- * the instance holds later frames until the greeting settles. */
+ * the instance holds later frames until the greeting settles. A bad argument
+ * is named in words (arg-words.ts), as by `callAs`. */
 export async function sendGreeting(
   client: Client,
   sid: string | undefined,
@@ -141,12 +143,16 @@ export async function sendGreeting(
 ): Promise<{ reply: Promise<OpResult<"hello">> }> {
   const who = sid === undefined ? { role: "user" as const } : { role: "session" as const, sid };
   const announced = sid === undefined ? {} : (meta ?? (await derivedMeta()));
-  const reply = client.call("hello", {
-    ...who,
-    ...announced,
-    protocol_version: PROTOCOL_VERSION,
-    client_version: "ccmsg-cli",
-  });
+  const reply = client
+    .call("hello", {
+      ...who,
+      ...announced,
+      protocol_version: PROTOCOL_VERSION,
+      client_version: "ccmsg-cli",
+    })
+    .catch((error: unknown) => {
+      throw inWords("hello", error);
+    });
   return { reply };
 }
 
@@ -160,7 +166,7 @@ export async function greet(
 }
 
 /** Greet (with `meta` when given), then call `op`, in one round trip; the
- * greeting's refusal wins. */
+ * greeting's refusal wins. A bad argument is named in words (arg-words.ts). */
 export async function callAs<Op extends OpName>(
   client: Client,
   sid: string | undefined,
@@ -169,7 +175,9 @@ export async function callAs<Op extends OpName>(
   meta?: SessionMeta,
 ): Promise<OpResult<Op>> {
   const { reply: greeting } = await sendGreeting(client, sid, meta);
-  const call = client.call(op, ...([args] as ArgsOf<Op>));
+  const call = client.call(op, ...([args] as ArgsOf<Op>)).catch((error: unknown) => {
+    throw inWords(op, error);
+  });
   // When the greeting is refused the call fails too; report the greeting.
   call.catch(() => {});
   await greeting;

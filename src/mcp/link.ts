@@ -1,3 +1,4 @@
+import { inWords } from "../client/arg-words.js";
 import type { ArgsOf, Client } from "../client/client.js";
 import { connectInstance, greet } from "../client/connect.js";
 import type { Flags } from "../client/flags.js";
@@ -26,10 +27,13 @@ export class SessionLink {
     readonly sid: string | undefined,
   ) {}
 
-  /** Call an op as the session; a refusal throws its ContractError. */
+  /** Call an op as the session; a refusal throws its ContractError, a bad
+   * argument named in words (arg-words.ts). */
   async call<Op extends OpName>(op: Op, args: ArgsOf<Op>[0]): Promise<OpResult<Op>> {
     const client = await this.connection();
-    return client.call(op, ...([args] as ArgsOf<Op>));
+    return client.call(op, ...([args] as ArgsOf<Op>)).catch((error: unknown) => {
+      throw inWords(op, error);
+    });
   }
 
   /** A topic's current value (subscribe, take the snapshot, unsubscribe). */

@@ -3,6 +3,8 @@ import type { ClaimResult } from "../board/board.js";
 import { boardListText, listBoard, listOf, listWindow, workItemLine } from "../board/list.js";
 import type { Client } from "../client/client.js";
 import type { Flags } from "../client/flags.js";
+import { knownSessions, resolveSid, wholeSid } from "../client/sid-resolve.js";
+import { peersAcross } from "../client/snapshots.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import type { KvEntry } from "../contract/kv.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
@@ -46,6 +48,8 @@ function tool<S extends TObject>(t: {
 const str = (description: string) => Type.String({ description });
 const laneSchema = Type.Union(LANES.map((l) => Type.Literal(l)));
 const none = Type.Object({});
+/** What a tool's session argument takes. */
+const SID_ARG = "sid, a unique prefix of one (4+ hex), or @title";
 
 /** The session a tool acts as; refused when the server knows none. */
 function actor(ctx: ToolContext, tool: string): string {
@@ -105,6 +109,15 @@ async function onBoard<T>(
   }
 }
 
+/** The sid a tool's argument names (client/sid-resolve.ts): the sessions
+ * are read, once per call, only when it is no whole sid. */
+async function sidOf(ctx: ToolContext, typed: string, what: string): Promise<string> {
+  const whole = wholeSid(typed);
+  if (whole !== undefined) return whole;
+  const held = await ctx.link.use((client) => peersAcross(client));
+  return resolveSid(typed, knownSessions(held), what);
+}
+
 /** A row of `peers` with what picks a session out, nothing more. */
 function peerRow(p: PeerInfo | LastLiveSession) {
   const { sid, state, repo, ws, branch, title } = p;
@@ -115,10 +128,11 @@ export const TOOLS: Record<string, Tool> = {
   send: tool({
     description:
       "Send a message to another session (sid from peers). Answers delivered, or held with the reason and live candidates.",
-    input: Type.Object({ to: str("recipient sid"), text: str("1-3 sentences") }),
+    input: Type.Object({ to: str(SID_ARG), text: str("1-3 sentences") }),
     async run(a, ctx) {
       actor(ctx, "send");
-      return json(await ctx.link.call("message_send", { to: a.to, text: a.text }));
+      const to = await sidOf(ctx, a.to, "the recipient (to)");
+      return json(await ctx.link.call("message_send", { to, text: a.text }));
     },
   }),
   reply: tool({
@@ -127,7 +141,7 @@ export const TOOLS: Record<string, Tool> = {
     input: Type.Object({
       mid: str("mid of the message answered"),
       text: Type.String(),
-      to: Type.Optional(str("sender sid; omit when the sender was the person (user)")),
+      to: Type.Optional(str(`the sender: ${SID_ARG}; omit when it was the person (user)`)),
     }),
     async run(a, ctx) {
       actor(ctx, "reply");
@@ -136,13 +150,8 @@ export const TOOLS: Record<string, Tool> = {
         await ctx.link.call("notify_send", { text });
         return json({ notified: true });
       }
-      return json(
-        await ctx.link.call("message_send", {
-          to: a.to,
-          text,
-          reply_to: a.mid,
-        }),
-      );
+      const to = await sidOf(ctx, a.to, "the recipient (to)");
+      return json(await ctx.link.call("message_send", { to, text, reply_to: a.mid }));
     },
   }),
   peers: tool({

@@ -94,6 +94,35 @@ describe("ccmsg mcp", () => {
     b.client.close();
   });
 
+  it("send and reply take a prefix of the recipient's id or its @title; an ambiguous one lists the candidates", async () => {
+    const [A, B] = [newSid(), newSid()];
+    const b = await Peer.unix(inst.socket);
+    await b.helloSession(B, { title: "mcp-beta" });
+    await b.subscribe("inbox");
+    const a = await serverAs(A);
+    for (const [tool, to] of [
+      ["send", B.slice(0, 8)],
+      ["reply", "@mcp-beta"],
+    ] as const) {
+      const arrival = b.next((f) => f.topic === "inbox" && !f.snapshot);
+      const args = tool === "send" ? { to, text: to } : { to, text: to, mid: `${inst.id}/1` };
+      expect(await call(a, tool, args)).toEqual({
+        isError: false,
+        text: JSON.stringify({ delivered: true }),
+      });
+      expect(((await arrival).data as { text: string }[])[0]).toMatchObject({ from: A, text: to });
+    }
+    // Two sessions whose ids begin alike.
+    const twins = ["0", "f"].map((c) => `9e9e9e${c}${newSid().slice(7)}`);
+    const peers = await Promise.all(twins.map(() => Peer.unix(inst.socket)));
+    await Promise.all(peers.map((p, i) => p.helloSession(twins[i]!)));
+    const r = await call(a, "send", { to: "9e9e9e", text: "which?" });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^invalid_args: the recipient \(to\) "9e9e9e" matches 2 sessions/);
+    for (const sid of twins) expect(r.text).toContain(sid.slice(0, 8));
+    for (const p of [b, ...peers]) p.client.close();
+  });
+
   it("send to a sid nobody knows is a tool error carrying session_not_found", async () => {
     const a = await serverAs(newSid());
     const r = await call(a, "send", { to: newSid(), text: "anyone?" });
