@@ -1,6 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { type Flags, UsageError } from "../client/flags.js";
-import { SidRefusal } from "../client/sid-resolve.js";
+import { SidRefusal } from "../client/sid-refusal.js";
 import { ContractError } from "../contract/errors.js";
 
 // What every command shares: its options, who it speaks as, how it prints.

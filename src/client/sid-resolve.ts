@@ -1,7 +1,7 @@
-import { ContractError } from "../contract/errors.js";
 import type { PerInstance } from "../contract/fold.js";
 import { isSid, Sid } from "../contract/identifiers.js";
 import type { PeersData } from "../contract/peers.js";
+import { type KnownSession, SidRefusal } from "./sid-refusal.js";
 
 // What a person types for a session, turned into its sid — the one set of
 // rules the CLI and the MCP server share:
@@ -20,30 +20,8 @@ import type { PeersData } from "../contract/peers.js";
 export const MIN_PREFIX_HEX = 4;
 
 /** A session as the instance listed it (`peers`), with what picks it out. */
-export interface KnownSession {
-  sid: string;
-  instance: string;
-  title?: string;
-  repo: string;
-  ws: string;
-  /** Connected now (in `peers`), else lately lost (in `last_live`). */
-  live: boolean;
-}
-
 /** Which state wins among several matches, if only one is in it. */
 export type Prefer = "live" | "ended";
-
-/** Refused: what was typed names no session, or several. `candidates` are
- * the sessions it could mean (empty when none). */
-export class SidRefusal extends ContractError {
-  constructor(
-    code: "invalid_args" | "session_not_found",
-    msg: string,
-    readonly candidates: KnownSession[] = [],
-  ) {
-    super(code, msg);
-  }
-}
 
 /** The whole sid `typed` spells, if it is one: nothing to look up. */
 export function wholeSid(typed: string): string | undefined {

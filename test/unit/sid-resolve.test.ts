@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { inWords } from "../../src/client/arg-words.js";
-import {
-  type KnownSession,
-  knownSessions,
-  resolveSid,
-  SidRefusal,
-} from "../../src/client/sid-resolve.js";
+import { type KnownSession, SidRefusal } from "../../src/client/sid-refusal.js";
+import { knownSessions, resolveSid } from "../../src/client/sid-resolve.js";
 import { ContractError } from "../../src/contract/errors.js";
 
 // What a person types for a session (issue 25 item 7): a whole sid, a unique
