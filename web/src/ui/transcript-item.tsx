@@ -1,4 +1,6 @@
 import type { ComponentChildren } from "preact";
+import { href } from "../lib/router.js";
+import { labelOf, rowsBySid } from "../lib/sessions.js";
 import { clockTime, fullTime } from "../lib/time.js";
 import type { Item } from "../lib/timeline.js";
 import { Markdown } from "./markdown.js";
@@ -39,10 +41,17 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
     const inbound = t === "message:session:in";
     const who = inbound ? str(f.from) : str(f.to);
     return (
-      <article class="titem session-msg">
+      <article
+        class={`titem session-msg ${inbound ? "msg-in" : "msg-out"}`}
+        aria-label={inbound ? "Message in" : "Message out"}
+      >
         {head(
           inbound ? "Message in" : "Message out",
-          who !== "" && <span>{inbound ? `from ${who}` : `to ${who}`}</span>,
+          inbound ? (
+            <Sender sid={who} label={str(f.from_label)} />
+          ) : (
+            who !== "" && <span>to {who}</span>
+          ),
         )}
         <div class="titem-body">
           <Markdown text={str(f.text)} />
@@ -114,6 +123,26 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
         <pre>{json(without(f, ["id", "uuid", "source", "type", "at", "turn"]))}</pre>
       </details>
     </article>
+  );
+}
+
+/** Who sent a message in: the name it sent under, else the console's name
+ * for that session, linked to it when the console knows it. */
+function Sender({ sid, label }: { sid: string; label: string }) {
+  if (sid === "" && label === "") return null;
+  const row = sid === "" ? undefined : rowsBySid.value.get(sid);
+  const name = label || (row === undefined ? sid.slice(0, 8) : labelOf(row));
+  return (
+    <span class="sender">
+      from{" "}
+      {row === undefined ? (
+        <span title={sid || undefined}>{name}</span>
+      ) : (
+        <a href={href({ view: "session", sid })} title={sid}>
+          {name}
+        </a>
+      )}
+    </span>
   );
 }
 
