@@ -1,8 +1,5 @@
 import { computed, effect, type ReadonlySignal, signal } from "@preact/signals";
-import {
-  TRANSCRIPT_ITEM_FAMILIES,
-  TRANSCRIPT_ITEM_TYPES,
-} from "../../../src/contract/transcripts.js";
+import { DEFAULT_SELECTION_EXCLUDES } from "../../../src/contract/transcript-select.js";
 import { topics, wire } from "../app-state.js";
 import type { TopicState } from "../conn/topics.js";
 import { WireError } from "../conn/wire.js";
@@ -17,10 +14,10 @@ const PAGE = 1000;
 const AUTO_PAGES = 20;
 /** Every item type, attachments included: the topic's tail carries them, so
  * the history must too, or the harness's notes would be there only lately.
- * (A read without `types` leaves attachments out.) */
-const EVERY_TYPE = [
-  ...new Set([...TRANSCRIPT_ITEM_TYPES, ...TRANSCRIPT_ITEM_FAMILIES].map((t) => t.split(":")[0]!)),
-];
+ * The default selection (what a read without `types` gets) is everything but
+ * attachments; a first selector that removes starts from it (§10.6), and the
+ * second adds them back. */
+const EVERY_TYPE = [`-${DEFAULT_SELECTION_EXCLUDES}`, DEFAULT_SELECTION_EXCLUDES];
 /** The most items a timeline keeps (~0.3 KB each): past it the oldest are
  * let go and a marker at the top says so, so a session that streams for
  * hours does not grow the page. */
