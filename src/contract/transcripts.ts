@@ -183,9 +183,6 @@ export const MessageSessionOutItem = item(Type.Literal("message:session:out"), {
 export const MessageSessionInItem = item(Type.Literal("message:session:in"), {
   text: Type.String(),
   from: OptString,
-  /** How the sender was named when it sent (the envelope's `from-name`): a
-   * reader can name a sender long gone from the peers list. */
-  from_label: OptString,
   msg_id: OptId,
 });
 

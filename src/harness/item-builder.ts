@@ -245,10 +245,10 @@ export function mcpSend(
 
 // --- deliveries inside a hook's output ---
 
-/** A ccmsg delivery as the fields of its `message:session:in`: the body, the
- * sender and how it was named when it sent. */
+/** A ccmsg delivery as the fields of its `message:session:in` (contract
+ * §10.5): the body, the sender, the message. */
 export function deliveredFields(d: DirectDelivery): Record<string, unknown> {
-  return { text: d.text, from: d.from, from_label: d.from_label, msg_id: d.mid };
+  return { text: d.text, from: d.from, msg_id: d.mid };
 }
 
 const OPEN = "<cross-session-message ";

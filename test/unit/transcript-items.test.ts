@@ -414,20 +414,18 @@ describe("messages from other sessions, as Claude Code 2.1.328 records them", ()
   const SENDER = "89b6fb5b-a6e9-420a-832c-229bc902061e";
   const ADVICE = "permission laundering";
 
-  it("are message:session:in with the sender's name and words, without the harness's wrapping", async () => {
+  it("are message:session:in with the sender and its words, without the harness's wrapping", async () => {
     const { items } = classifyAll("claude", await lines(PEERS));
     expect(invalid(items)).toEqual([]);
     expect(byType(items, "message:session:in")).toEqual([
       expect.objectContaining({
         text: "the first message, while idle",
         from: SENDER,
-        from_label: "api: schema",
         msg_id: "4732a4c0e79430b0ae270cf0a1d5746f/1",
       }),
       expect.objectContaining({
         text: "a second message, mid-turn",
         from: SENDER,
-        from_label: "api: schema",
         msg_id: "4732a4c0e79430b0ae270cf0a1d5746f/2",
       }),
     ]);
@@ -479,12 +477,12 @@ describe("messages from other sessions, as Claude Code 2.1.328 records them", ()
     expect(invalid(items)).toEqual([]);
     const shown = items.map((i) => {
       const f = i as unknown as Record<string, string>;
-      return [i.uuid, i.type, f.from_label ?? "", f.text];
+      return [i.uuid, i.type, f.from ?? "", f.text];
     });
     const ccmsg = (uuid: string) => [
       uuid,
       "message:session:in",
-      "api: schema",
+      SENDER,
       "the first message, while idle",
     ];
     expect(shown).toEqual([
@@ -493,11 +491,10 @@ describe("messages from other sessions, as Claude Code 2.1.328 records them", ()
       ccmsg("v3"),
       ccmsg("v4"),
       ccmsg("v5"),
-      ["v6", "message:session:in", "web & docs", "please rebase"],
+      ["v6", "message:session:in", "uds:/tmp/cc-socks/1.sock", "please rebase"],
       ["p1", "message:user:in", "", `${envelope}\n\nwhat does this mean?`],
       ["p2", "message:user:in", "", "Another Claude session sent a message:\nhow do I answer it?"],
     ]);
-    expect(items[5]).toMatchObject({ from: "uds:/tmp/cc-socks/1.sock" });
   });
 });
 

@@ -8,13 +8,12 @@ import { parseDirectDelivery } from "../../contract/direct-delivery.js";
 // the model a peer is not the user (a message its socket took while idle). Only
 // the sender's words and who sent them are kept: the wrapping is the harness's.
 
-/** What becomes a `message:session:in`. */
+/** What becomes a `message:session:in` (contract §10.5). */
 export interface PeerMessage {
   text: string;
-  /** The sender: a sid for ccmsg's envelope, else the harness's own address. */
+  /** The sender: a sid for ccmsg's envelope, else the session id or address
+   * Claude Code's own envelope names. */
   from?: string;
-  /** How the sender was named when it sent (the envelope's `from-name`). */
-  from_label?: string;
   msg_id?: string;
 }
 
@@ -49,12 +48,11 @@ export function peerMessage(text: string, peer: boolean): PeerMessage | undefine
   const envelope = rest.slice(0, close + CLOSE.length);
   if (!marked && rest.slice(envelope.length).trim() !== "") return undefined;
   const d = parseDirectDelivery(envelope);
-  if (d !== undefined)
-    return { text: d.text, from: d.from, from_label: d.from_label, msg_id: d.mid };
+  if (d !== undefined) return { text: d.text, from: d.from, msg_id: d.mid };
   return marked ? foreign(envelope, close) : undefined;
 }
 
-/** An envelope ccmsg did not write: its body and whatever names the sender. */
+/** An envelope ccmsg did not write: its body and whatever addresses the sender. */
 function foreign(envelope: string, close: number): PeerMessage | undefined {
   const m = OPENING.exec(envelope);
   if (m === null) return undefined;
@@ -65,10 +63,8 @@ function foreign(envelope: string, close: number): PeerMessage | undefined {
   const nonEmpty = (v: string | undefined) => (v === undefined || v === "" ? undefined : v);
   const out: PeerMessage = { text };
   const from = nonEmpty(attrs.get("ccmsg-from") ?? attrs.get("from-session") ?? attrs.get("from"));
-  const label = nonEmpty(attrs.get("from-name"));
   const mid = nonEmpty(attrs.get("ccmsg-mid"));
   if (from !== undefined) out.from = from;
-  if (label !== undefined) out.from_label = label;
   if (mid !== undefined) out.msg_id = mid;
   return out;
 }

@@ -47,11 +47,7 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
       >
         {head(
           inbound ? "Message in" : "Message out",
-          inbound ? (
-            <Sender sid={who} label={str(f.from_label)} />
-          ) : (
-            who !== "" && <span>to {who}</span>
-          ),
+          inbound ? <Sender from={who} /> : who !== "" && <span>to {who}</span>,
         )}
         <div class="titem-body">
           <Markdown text={str(f.text)} />
@@ -126,20 +122,20 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
   );
 }
 
-/** Who sent a message in: the name it sent under, else the console's name
- * for that session, linked to it when the console knows it. */
-function Sender({ sid, label }: { sid: string; label: string }) {
-  if (sid === "" && label === "") return null;
-  const row = sid === "" ? undefined : rowsBySid.value.get(sid);
-  const name = label || (row === undefined ? sid.slice(0, 8) : labelOf(row));
+/** Who sent a message in: a session the console knows by its name, linked
+ * to its page; anything else (a session gone from every list, an address of
+ * the harness's own) by what the item says, its head when it is long. */
+function Sender({ from }: { from: string }) {
+  if (from === "") return null;
+  const row = rowsBySid.value.get(from);
   return (
     <span class="sender">
       from{" "}
       {row === undefined ? (
-        <span title={sid || undefined}>{name}</span>
+        <span title={from}>{from.length > 12 ? `${from.slice(0, 8)}…` : from}</span>
       ) : (
-        <a href={href({ view: "session", sid })} title={sid}>
-          {name}
+        <a href={href({ view: "session", sid: from })} title={from}>
+          {labelOf(row)}
         </a>
       )}
     </span>
