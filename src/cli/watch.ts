@@ -5,9 +5,15 @@ import { derivedMeta } from "../client/session-meta.js";
 import { topicSnapshot } from "../client/snapshots.js";
 import type { AgentsData } from "../contract/agents.js";
 import { ContractError } from "../contract/errors.js";
-import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
+import {
+  BUSY_WINDOW_MS,
+  isBusy,
+  type LastLiveSession,
+  type PeerInfo,
+  type SessionMeta,
+} from "../contract/peers.js";
 import { TOPIC_ATTRIBUTES, type TopicAttributes, type TopicKind } from "../contract/topics.js";
-import { BUSY_WINDOW_MS, isBusy, readSessionLlm } from "../state/llm-session-file.js";
+import { readSessionLlm } from "../state/llm-session-file.js";
 import { resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
@@ -35,15 +41,15 @@ export const peers: Command = async (argv) => {
       r: { repo: string; ws: string; branch?: string; title?: string },
     ) =>
       `${sid.slice(0, 8)}  ${(state ?? "").padEnd(14)} ${(r.repo || r.ws ? `${r.repo}/${r.ws}` : "(location unknown)").padEnd(32)} ${(r.branch ?? "").padEnd(20)} ${r.title ?? ""}`.trimEnd();
-    // Busy: a gateway saw inference run for it just now (PeerInfo.gateway_active_at),
-    // or, where this instance's session files are at hand, a request is still
-    // open (a long answer streams past the window): the HUD's rule.
+    // Busy (the contract's `isBusy`): a gateway saw inference run for it just
+    // now (PeerInfo.gateway_active_at), or, where this instance's session
+    // files are at hand, a request is still open (a long answer streams past
+    // the window).
     const now = Date.now();
     const stateDir = resolveStateDir(values["state-dir"]);
     const busy = (p: PeerInfo) => {
       const file = readSessionLlm(stateDir, p.sid);
-      if (file !== undefined && isBusy(file, now)) return true;
-      return p.gateway_active_at !== undefined && now - p.gateway_active_at < BUSY_WINDOW_MS;
+      return (file !== undefined && isBusy(file, now)) || isBusy(p, now);
     };
     const anyBusy = data.peers.some(busy);
     lines.push(data.peers.length ? "live:" : "no live sessions");

@@ -177,9 +177,9 @@ export const MessageSessionOutItem = item(Type.Literal("message:session:out"), {
   reply_to: OptId,
 });
 
-/** A ccmsg message delivered to this subject. From a direct-delivery envelope
- * only the body is kept: the wrapper and reply line are ours, not the
- * sender's words. */
+/** A message another session sent this subject. From a direct-delivery
+ * envelope only the body is kept: the wrapper and reply line are ours, and
+ * what the harness wraps around it is the harness's, not the sender's words. */
 export const MessageSessionInItem = item(Type.Literal("message:session:in"), {
   text: Type.String(),
   from: OptString,

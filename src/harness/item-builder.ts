@@ -245,6 +245,12 @@ export function mcpSend(
 
 // --- deliveries inside a hook's output ---
 
+/** A ccmsg delivery as the fields of its `message:session:in` (contract
+ * §10.5): the body, the sender, the message. */
+export function deliveredFields(d: DirectDelivery): Record<string, unknown> {
+  return { text: d.text, from: d.from, msg_id: d.mid };
+}
+
 const OPEN = "<cross-session-message ";
 const CLOSE = "\n</cross-session-message>";
 

@@ -1,5 +1,6 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { peerMessage } from "./claude/peer-message.js";
 import { containmentRefusal } from "./transcript-files.js";
 import { parseRecord, readLines } from "./transcript-lines.js";
 
@@ -414,9 +415,14 @@ function claudeRecord(r: Record<string, unknown>, facts: Facts): Said[] {
       }
       const at = time(r.timestamp);
       // A message another session sent in (contract §7.5) is neither the
-      // person's nor this agent's.
+      // person's nor this agent's, however the harness wrapped it.
+      if (role === "user" && obj(r.origin)?.kind === "peer") return [];
       return texts(message?.content)
-        .filter((text) => role === "agent" || !text.startsWith("<cross-session-message"))
+        .filter(
+          (text) =>
+            role === "agent" ||
+            !(text.startsWith("<cross-session-message") || peerMessage(text, true) !== undefined),
+        )
         .map((text) => ({ role, text, at }));
     }
     default:

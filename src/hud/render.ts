@@ -1,6 +1,7 @@
 import type { HudStatus } from "../contract/ecc/hud.js";
+import { isBusy } from "../contract/peers.js";
 import { formatDuration } from "../harness/claude/statusline.js";
-import { cacheLeftMs, isBusy, type SessionLlm } from "../state/llm-session-file.js";
+import { cacheLeftMs, type SessionLlm } from "../state/llm-session-file.js";
 
 // The HUD payload as a person reads it on a terminal. A missing signal reads
 // "unavailable" — never blank, never as if it were fine.

@@ -24,11 +24,6 @@ export interface SessionLlm {
   written_at: number;
 }
 
-/** Within this long of its last event a session counts as busy, in flight or
- * not: a streamed answer's end is reported, but a client that drops its
- * connection leaves no end behind. */
-export const BUSY_WINDOW_MS = 15_000;
-
 export function sessionLlmDir(stateDir: string): string {
   return join(stateDir, "llm-sessions");
 }
@@ -44,14 +39,6 @@ export function readSessionLlm(stateDir: string, sid: string): SessionLlm | unde
   } catch {
     return undefined;
   }
-}
-
-/** Whether the session is busy at `now`: a request in flight (for at most
- * ten minutes after it was last seen), or an event within BUSY_WINDOW_MS. */
-export function isBusy(s: SessionLlm, now: number): boolean {
-  const at = s.gateway_active_at;
-  if (at === undefined) return false;
-  return (s.in_flight && now - at < 600_000) || now - at < BUSY_WINDOW_MS;
 }
 
 /** How long its main series' cache stays warm after `now`; undefined when

@@ -17,9 +17,11 @@ import { type Db, isDamagedError, openDatabase } from "./database.js";
 // the classifier's state there; `calls` which tool each call of a file used
 // (what a later result is classified by).
 
-/** Bump when the schema changes: an index of another version is deleted and
- * rebuilt, never migrated — it holds nothing the sources do not. */
-export const SEARCH_INDEX_VERSION = 1;
+/** Bump when the schema changes, or what the classifiers make of a record
+ * (its rows keep their type and words): an index of another version is
+ * deleted and rebuilt, never migrated — it holds nothing the sources do not.
+ * 2: Claude Code's peer messages are `message:session:in` (issue 25). */
+export const SEARCH_INDEX_VERSION = 2;
 
 const SCHEMA = `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

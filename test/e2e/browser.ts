@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { runCli, type TestInstance } from "../helpers/instance.js";
@@ -96,4 +97,30 @@ export interface PageGlobals {
       options: unknown,
     ): Promise<{ violations: { id: string; nodes: { target: unknown }[] }[] }>;
   };
+}
+
+const axeSource = readFileSync(
+  createRequire(import.meta.url).resolve("axe-core/axe.min.js"),
+  "utf8",
+);
+
+/** axe's WCAG 2 A/AA rules on the page as it is now; the violations. */
+export async function axe(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not
+  // govern (an injected <script> would be refused, as it should be).
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    const w = globalThis as unknown as PageGlobals;
+    return w.axe.run(w.document, {
+      runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] },
+    });
+  });
+  return result.violations.map(
+    (v) => `${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(", ")}`,
+  );
+}
+
+/** The console's URL at a view (`#/…`), from wherever the page is. */
+export function viewUrl(page: Page, hash: string): string {
+  return `${page.url().split("#")[0]}${hash}`;
 }

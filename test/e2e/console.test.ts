@@ -1,6 +1,5 @@
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +8,14 @@ import { FakeHarness } from "../helpers/fake-harness.js";
 import { http } from "../helpers/http.js";
 import { ROOT, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { newSid, Peer } from "../helpers/peer.js";
-import { consoleErrors, openConsole, type PageGlobals, sharedBrowser } from "./browser.js";
+import {
+  axe,
+  consoleErrors,
+  openConsole,
+  type PageGlobals,
+  sharedBrowser,
+  viewUrl,
+} from "./browser.js";
 
 // Issue 11's acceptance, in real headless Chromium against a real instance:
 // sessions in their sections, the composer, the board (drag and drop, a
@@ -35,32 +41,6 @@ async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
   await page.evaluate("scrollTo(0, 0)");
   await page.screenshot({ path, fullPage: false });
-}
-
-const axeSource = readFileSync(
-  createRequire(import.meta.url).resolve("axe-core/axe.min.js"),
-  "utf8",
-);
-
-/** axe's WCAG 2 A/AA rules on the page as it is now; the violations. */
-async function axe(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, which the page's CSP does not
-  // govern (an injected <script> would be refused, as it should be).
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => {
-    const w = globalThis as unknown as PageGlobals;
-    return w.axe.run(w.document, {
-      runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] },
-    });
-  });
-  return result.violations.map(
-    (v) => `${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(", ")}`,
-  );
-}
-
-/** The console's URL at a view (`#/…`), from wherever the page is. */
-function viewUrl(page: Page, hash: string): string {
-  return `${page.url().split("#")[0]}${hash}`;
 }
 
 async function item(id: string): Promise<Record<string, unknown> | undefined> {

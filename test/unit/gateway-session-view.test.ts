@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { busyUntil, isBusy } from "../../src/contract/peers.js";
 import { costUsd, priceOf } from "../../src/gateway/prices.js";
 import { renderStatusline } from "../../src/harness/claude/statusline.js";
-import { cacheLeftMs, isBusy, type SessionLlm } from "../../src/state/llm-session-file.js";
+import { cacheLeftMs, type SessionLlm } from "../../src/state/llm-session-file.js";
 
 // How a gateway's report of a session reads: the busy mark, the cache
 // countdown, the cost; and how a request is priced.
@@ -28,6 +29,16 @@ describe("a session as a gateway saw it", () => {
     // An open request whose end never came stops counting after ten minutes.
     expect(isBusy(session({ gateway_active_at: NOW - 700_000, in_flight: true }), NOW)).toBe(false);
     expect(isBusy(session({ gateway_active_at: undefined }), NOW)).toBe(false);
+  });
+
+  it("says when its busy mark runs out, so a reader that shows it redraws then", () => {
+    // A peers row knows only the instant: 15 s after it.
+    expect(busyUntil({ gateway_active_at: NOW - 2000 }, NOW)).toBe(NOW + 13_000);
+    expect(busyUntil({ gateway_active_at: NOW - 15_000 }, NOW)).toBeUndefined();
+    // An open request, ten minutes after it was last seen.
+    expect(busyUntil(session({ gateway_active_at: NOW - 60_000, in_flight: true }), NOW)).toBe(
+      NOW + 540_000,
+    );
   });
 
   it("counts its cache window down to nothing", () => {

@@ -24,7 +24,8 @@ import {
 } from "../../src/harness/transcript-search.js";
 import { indexedSessions } from "../../src/instance/search/sessions.js";
 import { TranscriptIndexer } from "../../src/instance/search/transcript-indexer.js";
-import { openSearchIndex, SearchWriter } from "../../src/store/search-index.js";
+import { openSearchIndex, openSearchReader, SearchWriter } from "../../src/store/search-index.js";
+import { runSearch } from "../../src/store/search-query.js";
 import { ROOT } from "../helpers/instance.js";
 import { claude, claudeTurn } from "../helpers/transcript-records.js";
 
@@ -167,6 +168,34 @@ describe("the transcript indexer", () => {
     expect(t.rows(main)).toEqual(await expected("claude", main));
     expect(t.rows(main).map((r) => r.item)).toEqual(["z-1:0"]);
     t.close();
+  });
+
+  it("indexes a message from another session as the timeline names it: its words, its sender", async () => {
+    // What the real Claude Code 2.1.328 wrote for two ccmsg messages.
+    const home = join(tmp, `h${n++}`);
+    const dir = join(home, "projects", "-tmp-work");
+    mkdirSync(dir, { recursive: true });
+    const peers = "3d04d386-4f18-4430-90a2-ec907a6d2f91";
+    const path = join(dir, `${peers}.jsonl`);
+    cpSync(join(FIXTURES, "claude-code", "transcripts", "2.1.328-peer-messages.jsonl"), path);
+    const index = join(tmp, `i${n++}.db`);
+    const t = indexer("claude", home, index);
+    await t.start();
+    await t.settle();
+    expect(t.rows(path)).toEqual(await expected("claude", path));
+    const reader = openSearchReader(index)!;
+    try {
+      const sender = "89b6fb5b-a6e9-420a-832c-229bc902061e";
+      expect(runSearch(reader, { q: "idle" }).hits).toEqual([
+        expect.objectContaining({ sid: peers, type: "message:session:in", from: sender }),
+      ]);
+      expect(runSearch(reader, { q: "mid-turn", type: "message:session:in" }).hits).toHaveLength(1);
+      // The harness's advice to its model is not what the sender said.
+      expect(runSearch(reader, { q: "laundering" }).hits).toEqual([]);
+    } finally {
+      reader.close();
+      t.close();
+    }
   });
 
   it("indexes Codex rollouts, and never a file reached through a symlink out of the tree", async () => {

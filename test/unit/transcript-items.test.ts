@@ -407,6 +407,97 @@ describe("envelopes", () => {
   });
 });
 
+describe("messages from other sessions, as Claude Code 2.1.328 records them", () => {
+  // Recorded from the real harness (test/fixtures/claude-code/transcripts):
+  // one message its socket took while idle, one queued while a command ran.
+  const PEERS = join(FIX, "claude-code", "transcripts", "2.1.328-peer-messages.jsonl");
+  const SENDER = "89b6fb5b-a6e9-420a-832c-229bc902061e";
+  const ADVICE = "permission laundering";
+
+  it("are message:session:in with the sender and its words, without the harness's wrapping", async () => {
+    const { items } = classifyAll("claude", await lines(PEERS));
+    expect(invalid(items)).toEqual([]);
+    expect(byType(items, "message:session:in")).toEqual([
+      expect.objectContaining({
+        text: "the first message, while idle",
+        from: SENDER,
+        msg_id: "4732a4c0e79430b0ae270cf0a1d5746f/1",
+      }),
+      expect.objectContaining({
+        text: "a second message, mid-turn",
+        from: SENDER,
+        msg_id: "4732a4c0e79430b0ae270cf0a1d5746f/2",
+      }),
+    ]);
+    // Nothing of it is left as a caveat, a prompt or the harness's advice.
+    expect(byType(items, "system:caveat")).toEqual([]);
+    expect(byType(items, "message:user:in")).toEqual([]);
+    const said = items.filter((i) => i.type.startsWith("message:")).map((i) => JSON.stringify(i));
+    expect(said.filter((t) => t.includes(ADVICE) || t.includes("<cross-session"))).toEqual([]);
+  });
+
+  it("are recognised in every wrapping the harness writes, and a person's paste stays theirs", async () => {
+    const record = (await lines(PEERS))[7]!.record as Record<string, unknown> & {
+      message: { content: string };
+      origin?: unknown;
+    };
+    const text = record.message.content;
+    expect(text.startsWith("Another Claude session sent a message:\n")).toBe(true);
+    const [envelope, advice] = text.slice(text.indexOf("\n") + 1).split("\n\nThis came from");
+    const { origin: _, ...unmarked } = record;
+    const person = { ...unmarked, isMeta: false };
+    const variant = (uuid: string, content: unknown, base: object = record) =>
+      JSON.stringify({ ...base, uuid, message: { role: "user", content } });
+    const path = write([
+      // The same message arriving mid-turn, under the harness's other introductions.
+      variant("v1", text.replace("a message:", "a message while you were working:")),
+      variant(
+        "v2",
+        text.replace(/^[^\n]*/, "A peer session sent a message while you were working:"),
+      ),
+      // In a list of content blocks, whole or split after the envelope.
+      variant("v3", [{ type: "text", text }]),
+      variant("v4", [
+        { type: "text", text: text.slice(0, text.indexOf("\n\nThis came from")) },
+        { type: "text", text: `This came from${advice}` },
+      ]),
+      // Introduced, though not marked as a peer's.
+      variant("v5", text, unmarked),
+      // Claude Code's own envelope (another session without ccmsg).
+      variant(
+        "v6",
+        `Another Claude session sent a message:\n<cross-session-message from="uds:/tmp/cc-socks/1.sock" from-name="web &amp; docs">\nplease rebase\n</cross-session-message>\n\nThis came from${advice}`,
+      ),
+      // A person who pastes an envelope with words around it, or the
+      // introduction alone, said it themselves.
+      variant("p1", `${envelope}\n\nwhat does this mean?`, person),
+      variant("p2", "Another Claude session sent a message:\nhow do I answer it?", person),
+    ]);
+    const { items } = classifyAll("claude", await lines(path));
+    expect(invalid(items)).toEqual([]);
+    const shown = items.map((i) => {
+      const f = i as unknown as Record<string, string>;
+      return [i.uuid, i.type, f.from ?? "", f.text];
+    });
+    const ccmsg = (uuid: string) => [
+      uuid,
+      "message:session:in",
+      SENDER,
+      "the first message, while idle",
+    ];
+    expect(shown).toEqual([
+      ccmsg("v1"),
+      ccmsg("v2"),
+      ccmsg("v3"),
+      ccmsg("v4"),
+      ccmsg("v5"),
+      ["v6", "message:session:in", "uds:/tmp/cc-socks/1.sock", "please rebase"],
+      ["p1", "message:user:in", "", `${envelope}\n\nwhat does this mean?`],
+      ["p2", "message:user:in", "", "Another Claude session sent a message:\nhow do I answer it?"],
+    ]);
+  });
+});
+
 describe("messages handed over by ccmsg's hooks", () => {
   it("are message:session:in beside the hook item, each with its own body", async () => {
     const from = "8b2d4e6f-1a3c-4d5e-8f70-9a1b2c3d4e5f";

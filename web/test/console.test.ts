@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import type { VNode } from "preact";
 import { describe, expect, it } from "vitest";
-import { type Item, joinLive, rowsOf, type Seen } from "../src/lib/timeline-rows.js";
+import { foldNotes, type Item, joinLive, rowsOf, type Seen } from "../src/lib/timeline-rows.js";
 import { Markdown, safeUrl } from "../src/ui/markdown.js";
 
 // The web console's pure parts, without a browser: the Markdown renderer
@@ -166,6 +166,37 @@ describe("the timeline's rows", () => {
     expect(rowsOf([call, task, callResult, answer])).toEqual([
       { kind: "item", item: task, result: answer },
     ]);
+  });
+
+  it("folds each run of the harness's notes into one row, keeping the conversation and blocking hooks in sight", () => {
+    const note = (n: number, type: string, extra: object = {}) =>
+      item(n, { type, ...extra } as Partial<Item>);
+    const items = [
+      note(1, "system:attachment:skill_listing"),
+      note(2, "system:attachment:deferred_tools_delta"),
+      note(3, "hook:SessionStart", { outcome: "additionalContext" }),
+      item(4, { type: "message:session:in" } as Partial<Item>),
+      note(5, "system:attachment:date"),
+      note(6, "system:caveat"),
+      item(7, { type: "message:user:out" } as Partial<Item>),
+      note(8, "hook:Stop", { outcome: "block" }),
+      note(9, "system:unknown"),
+    ];
+    const shape = (list: Item[], gaps: string[] = []) =>
+      foldNotes(rowsOf(list, gaps)).map((r) =>
+        r.kind === "notes" ? `${r.id}×${r.rows.length}` : r.kind === "item" ? r.item.type : "gap",
+      );
+    expect(shape(items)).toEqual([
+      "notes:u1:0×3",
+      "message:session:in",
+      "notes:u5:0×2",
+      "message:user:out",
+      "hook:Stop",
+      "notes:u9:0×1",
+    ]);
+    // A run that grows keeps its id (and so its open state); a gap ends it.
+    expect(shape([...items, note(10, "system:attachment:model")]).at(-1)).toBe("notes:u9:0×2");
+    expect(shape(items.slice(0, 3), ["u1:0"])).toEqual(["notes:u1:0×1", "gap", "notes:u2:0×2"]);
   });
 
   it("marks a gap after the named items", () => {

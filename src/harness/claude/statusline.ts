@@ -1,10 +1,6 @@
 import { basename } from "node:path";
-import {
-  cacheLeftMs,
-  isBusy,
-  readSessionLlm,
-  type SessionLlm,
-} from "../../state/llm-session-file.js";
+import { isBusy } from "../../contract/peers.js";
+import { cacheLeftMs, readSessionLlm, type SessionLlm } from "../../state/llm-session-file.js";
 import { foldFile } from "../fold-cache.js";
 import { containmentRefusal } from "../transcript-files.js";
 import {

@@ -1,9 +1,9 @@
-import { parseDirectDelivery } from "../../contract/direct-delivery.js";
 import type { ClassifierState, Subject, TranscriptClassifier } from "../item-builder.js";
 import {
   type CallBook,
   type Classified,
   count,
+  deliveredFields,
   deliveriesIn,
   flag,
   ItemBuilder,
@@ -22,6 +22,7 @@ import {
 } from "../item-builder.js";
 import { claudeCall, claudeResult, spawnsAgent, subKey, toolKey } from "../tool-pairs.js";
 import type { TranscriptLine } from "../transcript-lines.js";
+import { peerMessage } from "./peer-message.js";
 
 // Claude Code's JSONL (harness.md §6.2) as typed items (contract §10). One
 // record can give several items (an assistant message's thinking, text and
@@ -135,12 +136,13 @@ export class ClaudeClassifier implements TranscriptClassifier {
   private user(b: ItemBuilder, r: Json): void {
     const content = obj(r.message)?.content;
     const meta = r.isMeta === true;
+    const peer = fromPeer(r);
     if (r.isCompactSummary === true) {
       b.add("system:compact", { text: textOf(content) ?? "" });
       return;
     }
     if (typeof content === "string") {
-      this.userText(b, content, meta);
+      this.userText(b, content, meta, peer);
       return;
     }
     if (!Array.isArray(content)) {
@@ -157,19 +159,18 @@ export class ClaudeClassifier implements TranscriptClassifier {
       else if (block.type === "image" || block.type === "document") texts.push(`[${block.type}]`);
       else if (block.type !== "tool_result") b.unknown(r);
     }
-    if (texts.length > 0) this.userText(b, texts.join("\n"), meta);
+    if (texts.length > 0) this.userText(b, texts.join("\n"), meta, peer);
     if (b.out.length === 0) b.unknown(r);
   }
 
-  /** A user text: a person's prompt, or one of the harness's wrappers. */
-  private userText(b: ItemBuilder, text: string, meta: boolean): void {
+  /** A user text: a person's prompt, or one of the harness's wrappers.
+   * `peer`: the harness marked it as another session's. */
+  private userText(b: ItemBuilder, text: string, meta: boolean, peer = false): void {
     const lead = text.trimStart();
-    if (lead.startsWith("<cross-session-message")) {
-      const d = parseDirectDelivery(lead);
-      if (d !== undefined) {
-        b.add("message:session:in", { text: d.text, from: d.from, msg_id: d.mid });
-        return;
-      }
+    const message = peerMessage(lead, peer);
+    if (message !== undefined) {
+      b.add("message:session:in", { ...message });
+      return;
     }
     if (lead.startsWith("<task-notification>")) {
       const summary = tagBody(lead, "summary") ?? tagBody(lead, "result");
@@ -183,7 +184,7 @@ export class ClaudeClassifier implements TranscriptClassifier {
       const feedback = HOOK_FEEDBACK.exec(lead);
       if (feedback !== null)
         for (const d of deliveriesIn(lead.slice(feedback.index + feedback[0].length)))
-          b.add("message:session:in", { text: d.text, from: d.from, msg_id: d.mid });
+          b.add("message:session:in", deliveredFields(d));
       return;
     }
     if (this.command(b, lead)) return;
@@ -412,16 +413,22 @@ export class ClaudeClassifier implements TranscriptClassifier {
       });
       // Messages ccmsg's hooks handed over are deliveries like any other.
       for (const d of content === undefined ? [] : deliveriesIn(content))
-        b.add("message:session:in", { text: d.text, from: d.from, msg_id: d.mid });
+        b.add("message:session:in", deliveredFields(d));
       return;
     }
     // A prompt typed while the model worked, handed over with the next turn.
     if (kind === "queued_command" && typeof a.prompt === "string") {
-      this.userText(b, a.prompt, false);
+      this.userText(b, a.prompt, false, fromPeer(a));
       return;
     }
     b.add(`system:attachment:${segment(kind)}`, { attachment: a });
   }
+}
+
+/** Whether Claude Code marked a record (or a queued prompt) as another
+ * session's: `origin.kind: "peer"` (2.1.3xx). */
+function fromPeer(r: Json): boolean {
+  return obj(r.origin)?.kind === "peer";
 }
 
 /** What identifies a content block within its API message. */

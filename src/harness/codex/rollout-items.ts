@@ -3,6 +3,7 @@ import type { ClassifierState, TranscriptClassifier } from "../item-builder.js";
 import {
   type CallBook,
   type Classified,
+  deliveredFields,
   ItemBuilder,
   instant,
   isObject,
@@ -177,7 +178,7 @@ export class CodexClassifier implements TranscriptClassifier {
     if (lead.startsWith("<cross-session-message")) {
       const d = parseDirectDelivery(lead);
       if (d !== undefined) {
-        b.add("message:session:in", { text: d.text, from: d.from, msg_id: d.mid });
+        b.add("message:session:in", deliveredFields(d));
         return;
       }
     }

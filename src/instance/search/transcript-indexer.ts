@@ -324,6 +324,9 @@ export class TranscriptIndexer {
               text,
             };
             if (row.agent_id !== null) doc.agentId = row.agent_id;
+            // A message in names its sender, as a message's row does.
+            const from = c.item.type === "message:session:in" ? c.item.from : undefined;
+            if (typeof from === "string") doc.peer = from;
             writer.add(doc);
           }
         }

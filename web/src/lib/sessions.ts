@@ -2,6 +2,7 @@ import { computed, effect, signal } from "@preact/signals";
 import type { AgentInfo, AgentsData } from "../../../src/contract/agents.js";
 import { type PerInstance, unionOf } from "../../../src/contract/fold.js";
 import {
+  busyUntil,
   harnessOf,
   type LastLiveSession,
   lostStateOf,
@@ -54,6 +55,8 @@ export interface SessionRow {
   model?: string;
   /** The harness error it stopped on (`session_errors`), while it lasts. */
   error?: string;
+  /** When a gateway last saw inference run for it (connected rows). */
+  gatewayActiveAt?: number;
 }
 
 const peers = topics.hold<PerInstance<PeersData>>("peers").state;
@@ -134,6 +137,7 @@ export const rows = computed<SessionRow[]>(() => {
       agent,
       agentOnly: false,
       error: failed.get(p.sid),
+      gatewayActiveAt: p.gateway_active_at,
     });
   }
   for (const l of lost) {
@@ -184,6 +188,30 @@ export const rowsBySid = computed(() => {
   const map = new Map<string, SessionRow>();
   for (const r of rows.value) map.set(r.sid, r);
   return map;
+});
+
+/** Sessions busy now, by the rule `ccmsg peers` marks with ● (the contract's
+ * `busyUntil`). Read again when the soonest mark runs out, so it goes away
+ * on time without a clock ticking every second. */
+export const busySids = signal<ReadonlySet<string>>(new Set());
+const busyCheck = signal(0);
+let busyTimer: ReturnType<typeof setTimeout> | undefined;
+effect(() => {
+  busyCheck.value;
+  const at = Date.now();
+  const busy = new Set<string>();
+  let next = Number.POSITIVE_INFINITY;
+  for (const r of rows.value) {
+    const until = busyUntil({ gateway_active_at: r.gatewayActiveAt }, at);
+    if (until === undefined) continue;
+    busy.add(r.sid);
+    next = Math.min(next, until);
+  }
+  const was = busySids.peek();
+  if (busy.size !== was.size || [...busy].some((s) => !was.has(s))) busySids.value = busy;
+  clearTimeout(busyTimer);
+  if (next !== Number.POSITIVE_INFINITY)
+    busyTimer = setTimeout(() => busyCheck.value++, next - at + 1);
 });
 
 /** How a session is named on screen: its own title, else where it works. */

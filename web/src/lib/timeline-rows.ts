@@ -14,12 +14,52 @@ export type Item = TranscriptItem & {
   parent_item?: string;
 };
 
-/** What the timeline shows, oldest first: an item, with its result folded in
- * when it is a call whose result is loaded; or the marker of a gap that was
- * not loaded. */
+/** An item, with its result folded in when it is a call whose result is loaded. */
+export type ItemRow = { kind: "item"; item: Item; result?: Item };
+
+/** What the timeline shows, oldest first: an item row; a run of the harness's
+ * notes to itself, folded into one (`foldNotes`); or the marker of a gap that
+ * was not loaded. */
 export type Row =
-  | { kind: "item"; item: Item; result?: Item }
+  | ItemRow
+  | { kind: "notes"; id: string; rows: ItemRow[] }
   | { kind: "gap"; id: string; after: string };
+
+/**
+ * Whether an item is the harness's bookkeeping rather than the conversation:
+ * what it attached for its model (the date, the environment, skill and agent
+ * listings, deferred-tool deltas, snapshots), hook runs that only added or
+ * printed something, its caveats, and records nothing could place. A hook
+ * that blocked is kept in sight: it explains why a turn went the way it did.
+ */
+export function isHarnessNote(item: Item): boolean {
+  const t = item.type;
+  if (t.startsWith("system:attachment:")) return true;
+  if (t.startsWith("hook:")) return (item as { outcome?: unknown }).outcome !== "block";
+  return t === "system:caveat" || t === "system:unknown";
+}
+
+/** Each run of consecutive harness notes as one row (its id from the run's
+ * first item, so it keeps its place and its open state as the run grows).
+ * Gaps end a run; the conversation around it stays as it was. */
+export function foldNotes(rows: readonly Row[]): Row[] {
+  const out: Row[] = [];
+  let run: ItemRow[] = [];
+  const flush = () => {
+    if (run.length > 0) out.push({ kind: "notes", id: `notes:${run[0]!.item.id}`, rows: run });
+    run = [];
+  };
+  for (const r of rows) {
+    if (r.kind === "item" && isHarnessNote(r.item)) {
+      run.push(r);
+      continue;
+    }
+    flush();
+    out.push(r);
+  }
+  flush();
+  return out;
+}
 
 /** Calls folded with their results: a result whose call is loaded is shown
  * inside the call, not on its own. A sub-agent's start is one record that

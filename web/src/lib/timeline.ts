@@ -1,16 +1,23 @@
 import { computed, effect, type ReadonlySignal, signal } from "@preact/signals";
+import { DEFAULT_SELECTION_EXCLUDES } from "../../../src/contract/transcript-select.js";
 import { topics, wire } from "../app-state.js";
 import type { TopicState } from "../conn/topics.js";
 import { WireError } from "../conn/wire.js";
-import { type Item, joinLive, type Row, rowsOf, type Seen } from "./timeline-rows.js";
+import { foldNotes, type Item, joinLive, type Row, rowsOf, type Seen } from "./timeline-rows.js";
 
-export type { Item, Row } from "./timeline-rows.js";
+export type { Item, ItemRow, Row } from "./timeline-rows.js";
 
 /** Pages of the history read from the transcript's beginning. */
 const PAGE = 1000;
 /** How much history is read without being asked; beyond it a gap marker
  * offers the rest. */
 const AUTO_PAGES = 20;
+/** Every item type, attachments included: the topic's tail carries them, so
+ * the history must too, or the harness's notes would be there only lately.
+ * The default selection (what a read without `types` gets) is everything but
+ * attachments; a first selector that removes starts from it (§10.6), and the
+ * second adds them back. */
+const EVERY_TYPE = [`-${DEFAULT_SELECTION_EXCLUDES}`, DEFAULT_SELECTION_EXCLUDES];
 /** The most items a timeline keeps (~0.3 KB each): past it the oldest are
  * let go and a marker at the top says so, so a session that streams for
  * hours does not grow the page. */
@@ -63,7 +70,7 @@ export class Timeline {
       return { list: before.concat(live), gap };
     });
     this.rows = computed(() => {
-      const rows = rowsOf(items.value.list, [items.value.gap, this.liveGap.value]);
+      const rows = foldNotes(rowsOf(items.value.list, [items.value.gap, this.liveGap.value]));
       return this.dropped.value > 0
         ? [{ kind: "gap", id: "gap:dropped", after: "" } as Row, ...rows]
         : rows;
@@ -121,6 +128,7 @@ export class Timeline {
         const page = await wire.request("transcript_items_read", {
           sid: this.sid,
           limit: PAGE,
+          types: EVERY_TYPE,
           ...(this.cursor === "start" ? {} : { since_id: this.cursor }),
         });
         this.pagesRead++;

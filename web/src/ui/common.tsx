@@ -1,5 +1,22 @@
 import type { ComponentChildren } from "preact";
+import { BUSY_WINDOW_MS } from "../../../src/contract/peers.js";
+import { busySids } from "../lib/sessions.js";
 import { fullTime } from "../lib/time.js";
+
+/** The busy mark `ccmsg peers` shows as ●: inference ran for the session just
+ * now, as a gateway saw it (lib/sessions.ts `busySids`). Nothing when idle. */
+export function BusyMark({ sid }: { sid: string }) {
+  if (!busySids.value.has(sid)) return null;
+  return (
+    <span
+      class="busy-mark"
+      data-busy=""
+      title={`Inference in flight or within the last ${BUSY_WINDOW_MS / 1000} s, as a gateway saw it`}
+    >
+      <span aria-hidden="true">● </span>busy
+    </span>
+  );
+}
 
 /** A marker that what is shown is the last known value, not a live one. */
 export function StaleNote({ stale, what }: { stale: boolean; what: string }) {

@@ -1,4 +1,6 @@
 import type { ComponentChildren } from "preact";
+import { href } from "../lib/router.js";
+import { labelOf, rowsBySid } from "../lib/sessions.js";
 import { clockTime, fullTime } from "../lib/time.js";
 import type { Item } from "../lib/timeline.js";
 import { Markdown } from "./markdown.js";
@@ -39,10 +41,13 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
     const inbound = t === "message:session:in";
     const who = inbound ? str(f.from) : str(f.to);
     return (
-      <article class="titem session-msg">
+      <article
+        class={`titem session-msg ${inbound ? "msg-in" : "msg-out"}`}
+        aria-label={inbound ? "Message in" : "Message out"}
+      >
         {head(
           inbound ? "Message in" : "Message out",
-          who !== "" && <span>{inbound ? `from ${who}` : `to ${who}`}</span>,
+          inbound ? <Sender from={who} /> : who !== "" && <span>to {who}</span>,
         )}
         <div class="titem-body">
           <Markdown text={str(f.text)} />
@@ -114,6 +119,26 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
         <pre>{json(without(f, ["id", "uuid", "source", "type", "at", "turn"]))}</pre>
       </details>
     </article>
+  );
+}
+
+/** Who sent a message in: a session the console knows by its name, linked
+ * to its page; anything else (a session gone from every list, an address of
+ * the harness's own) by what the item says, its head when it is long. */
+function Sender({ from }: { from: string }) {
+  if (from === "") return null;
+  const row = rowsBySid.value.get(from);
+  return (
+    <span class="sender">
+      from{" "}
+      {row === undefined ? (
+        <span title={from}>{from.length > 12 ? `${from.slice(0, 8)}…` : from}</span>
+      ) : (
+        <a href={href({ view: "session", sid: from })} title={from}>
+          {labelOf(row)}
+        </a>
+      )}
+    </span>
   );
 }
 

@@ -11,9 +11,9 @@ import { draftOf, outbox, reasonText, type Sent, send } from "../lib/outbox.js";
 import { href } from "../lib/router.js";
 import { heldCounts, labelOf, rowsBySid, SECTIONS } from "../lib/sessions.js";
 import { ago, clockTime, now } from "../lib/time.js";
-import { type Row, Timeline } from "../lib/timeline.js";
+import { type ItemRow, type Row, Timeline } from "../lib/timeline.js";
 import { pins, togglePin } from "../settings.js";
-import { Badge, describeError, ErrorText, StaleNote, Time } from "../ui/common.js";
+import { Badge, BusyMark, describeError, ErrorText, StaleNote, Time } from "../ui/common.js";
 import { HudCard } from "../ui/hud-card.js";
 import { TranscriptItemView } from "../ui/transcript-item.js";
 import { VirtualList } from "../ui/virtual-list.js";
@@ -47,6 +47,7 @@ export function SessionView({ sid }: { sid: string }) {
               {section.label}
             </Badge>
           )}
+          <BusyMark sid={sid} />
           {row === undefined && <Badge tone="muted">not known to the instance</Badge>}
           <button
             type="button"
@@ -99,6 +100,15 @@ function TimelinePanel({ sid }: { sid: string }) {
   useEffect(() => () => timeline.dispose(), [timeline]);
   const [following, setFollowing] = useState(true);
   const [jump, setJump] = useState<object | undefined>(undefined);
+  // Which runs of harness notes are open, by run id: kept here, not in the
+  // row, so a run scrolled out of view and back stays as it was left.
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (id: string) =>
+    setOpen((was) => {
+      const next = new Set(was);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
   const rows = timeline.rows.value;
   const count = timeline.count.value;
   const error = timeline.topic.error.value;
@@ -144,6 +154,13 @@ function TimelinePanel({ sid }: { sid: string }) {
             render={(r) =>
               r.kind === "item" ? (
                 <TranscriptItemView item={r.item} result={r.result} />
+              ) : r.kind === "notes" ? (
+                <HarnessNotes
+                  id={r.id}
+                  rows={r.rows}
+                  open={open.has(r.id)}
+                  onToggle={() => toggle(r.id)}
+                />
               ) : r.after === "" ? (
                 <p class="titem gap">
                   The {timeline.dropped.value.toLocaleString()} oldest items are not kept on this
@@ -171,6 +188,52 @@ function TimelinePanel({ sid }: { sid: string }) {
 
 function keyOfRow(r: Row): string {
   return r.kind === "item" ? r.item.id : r.id;
+}
+
+/** A run of the harness's notes to itself (timeline-rows.ts `isHarnessNote`),
+ * one line until opened: what it is, and how many. */
+function HarnessNotes(props: {
+  id: string;
+  rows: readonly ItemRow[];
+  open: boolean;
+  onToggle(): void;
+}) {
+  const { rows, open } = props;
+  const n = rows.length;
+  const kinds = [...new Set(rows.map((r) => noteKind(r.item.type)))];
+  const body = `${props.id}-items`;
+  return (
+    <div class="titem notes" data-notes={n}>
+      <button
+        type="button"
+        class="notes-toggle"
+        aria-expanded={open}
+        aria-controls={open ? body : undefined}
+        onClick={props.onToggle}
+      >
+        <span aria-hidden="true">{open ? "▾" : "▸"} </span>
+        {n} harness note{n === 1 ? "" : "s"}
+      </button>
+      <span class="hint notes-kinds">
+        {kinds.slice(0, 4).join(", ")}
+        {kinds.length > 4 ? ", …" : ""}
+      </span>
+      {open && (
+        <div class="notes-items" id={body}>
+          {rows.map((r) => (
+            <TranscriptItemView key={r.item.id} item={r.item} result={r.result} />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** A note's kind in a few words: an attachment's kind, a hook's event. */
+function noteKind(type: string): string {
+  if (type.startsWith("system:attachment:")) return type.slice(18).replaceAll("_", " ");
+  if (type.startsWith("hook:")) return `${type.slice(5)} hook`;
+  return type === "system:caveat" ? "caveat" : "unplaced record";
 }
 
 // --- composer ---

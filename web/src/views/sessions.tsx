@@ -15,7 +15,7 @@ import {
 } from "../lib/sessions.js";
 import { ago, now } from "../lib/time.js";
 import { togglePin } from "../settings.js";
-import { Badge, describeError, ErrorText, StaleNote, Time } from "../ui/common.js";
+import { Badge, BusyMark, describeError, ErrorText, StaleNote, Time } from "../ui/common.js";
 
 /** Kept across views: coming back finds the same filter. */
 const query = signal("");
@@ -182,6 +182,7 @@ function SessionItem({ row }: { row: SessionRow }) {
           {label}
         </a>
         <span class="session-meta">
+          <BusyMark sid={row.sid} />
           <span>{row.harness === "unknown" ? "harness unknown" : row.harness}</span>
           {row.branch !== undefined && <span class="branch">⎇ {row.branch}</span>}
           {lost && row.lastLive !== undefined ? (
