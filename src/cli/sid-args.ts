@@ -1,8 +1,8 @@
 import { connectInstance, greet } from "../client/connect.js";
 import type { Flags } from "../client/flags.js";
+import { peersAcross } from "../client/peers-across.js";
 import type { KnownSession } from "../client/sid-refusal.js";
 import { knownSessions, type Prefer, resolveSid, wholeSid } from "../client/sid-resolve.js";
-import { peersAcross } from "../client/snapshots.js";
 
 // A session named on the command line (an argument, `--sid`, `--to`,
 // `--about`), as its sid: the rules are client/sid-resolve.ts's.

@@ -4,14 +4,9 @@ import { type Flags, sessionId } from "../client/flags.js";
 import { derivedMeta } from "../client/session-meta.js";
 import { topicSnapshot } from "../client/snapshots.js";
 import type { AgentsData } from "../contract/agents.js";
+import { BUSY_WINDOW_MS, isBusy } from "../contract/busy.js";
 import { ContractError } from "../contract/errors.js";
-import {
-  BUSY_WINDOW_MS,
-  isBusy,
-  type LastLiveSession,
-  type PeerInfo,
-  type SessionMeta,
-} from "../contract/peers.js";
+import type { LastLiveSession, PeerInfo, SessionMeta } from "../contract/peers.js";
 import { TOPIC_ATTRIBUTES, type TopicAttributes, type TopicKind } from "../contract/topics.js";
 import { readSessionLlm } from "../state/llm-session-file.js";
 import { resolveStateDir, stateFiles } from "../state/paths.js";

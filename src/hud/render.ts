@@ -1,5 +1,5 @@
+import { isBusy } from "../contract/busy.js";
 import type { HudStatus } from "../contract/ecc/hud.js";
-import { isBusy } from "../contract/peers.js";
 import { formatDuration } from "../harness/claude/statusline.js";
 import { cacheLeftMs, type SessionLlm } from "../state/llm-session-file.js";
 

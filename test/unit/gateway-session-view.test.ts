@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { busyUntil, isBusy } from "../../src/contract/peers.js";
+import { busyUntil, isBusy } from "../../src/contract/busy.js";
 import { costUsd, priceOf } from "../../src/gateway/prices.js";
 import { renderStatusline } from "../../src/harness/claude/statusline.js";
 import { cacheLeftMs, type SessionLlm } from "../../src/state/llm-session-file.js";

@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { isBusy } from "../../contract/peers.js";
+import { isBusy } from "../../contract/busy.js";
 import { cacheLeftMs, readSessionLlm, type SessionLlm } from "../../state/llm-session-file.js";
 import { foldFile } from "../fold-cache.js";
 import { containmentRefusal } from "../transcript-files.js";

@@ -1,8 +1,8 @@
 import { computed, effect, signal } from "@preact/signals";
 import type { AgentInfo, AgentsData } from "../../../src/contract/agents.js";
+import { busyUntil } from "../../../src/contract/busy.js";
 import { type PerInstance, unionOf } from "../../../src/contract/fold.js";
 import {
-  busyUntil,
   harnessOf,
   type LastLiveSession,
   lostStateOf,

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { BUSY_WINDOW_MS } from "../../../src/contract/peers.js";
+import { BUSY_WINDOW_MS } from "../../../src/contract/busy.js";
 import { busySids } from "../lib/sessions.js";
 import { fullTime } from "../lib/time.js";
 
