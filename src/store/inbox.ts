@@ -30,10 +30,13 @@ export class InboxStore {
   private readonly heldCounts = new Map<string, number>();
   /** Per sid, every held row (counter → sent_at), from the moment its hold
    * is asked for until its settlement is committed: what a new message must
-   * not overtake (issue 25). It may overstate for a moment (a settlement
+   * not overtake (DR-0053). It may overstate for a moment (a settlement
    * committed, not yet applied), which only holds a new message that could
-   * have gone at once; it never understates. */
+   * have gone at once; it never understates. A sid's committed rows are read
+   * in on its first use (`heldRead`), not all at start. */
   private readonly held = new Map<string, Map<number, number>>();
+  private readonly heldRead = new Set<string>();
+  private readonly selectHeldAges;
   /** Per sid, the message route (a) is handing over on its own (contract
    * §7.7: one offer per sid at a time) — a held one it claimed or a new one
    * not stored yet: no peek or take includes it or anything newer meanwhile,
@@ -76,6 +79,9 @@ export class InboxStore {
       "INSERT INTO inbox (counter, sid, state, message, sent_at, offered_at) VALUES (?, ?, 'held', ?, ?, ?)",
     );
     this.maxCounter = db.prepare("SELECT max(counter) AS n FROM inbox");
+    this.selectHeldAges = db.prepare(
+      "SELECT counter, sent_at FROM inbox WHERE sid = ? AND state = 'held'",
+    );
     this.countAllHeld = db.prepare(
       "SELECT count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ?",
     );
@@ -95,10 +101,6 @@ export class InboxStore {
       .all() as { counter: number; sid: string; message: string }[];
     for (const r of doubtful)
       this.inDoubt.set(r.counter, { sid: r.sid, message: JSON.parse(r.message) as InboxMessage });
-    const held = db
-      .prepare("SELECT sid, counter, sent_at FROM inbox WHERE state = 'held'")
-      .all() as { sid: string; counter: number; sent_at: number }[];
-    for (const r of held) this.noteHeld(r.sid, r.counter, r.sent_at);
   }
 
   private noteHeld(sid: string, counter: number, sentAt: number): void {
@@ -125,6 +127,17 @@ export class InboxStore {
     retentionMs: number,
     passed?: (counter: number) => boolean,
   ): boolean {
+    if (!this.heldRead.has(sid)) {
+      try {
+        // Committed rows only: the ones not committed yet are noted already.
+        const rows = this.selectHeldAges.all(sid) as { counter: number; sent_at: number }[];
+        for (const r of rows) this.noteHeld(sid, r.counter, r.sent_at);
+        this.heldRead.add(sid);
+      } catch {
+        // Unread: say held, which at worst holds a message that could go now.
+        return true;
+      }
+    }
     const rows = this.held.get(sid);
     if (rows === undefined) return false;
     const cutoff = now - retentionMs;
