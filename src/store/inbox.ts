@@ -28,9 +28,19 @@ export class InboxStore {
   private readonly countAllHeld;
   private readonly countHeldBySid;
   private readonly heldCounts = new Map<string, number>();
-  /** Per sid, the held message a direct offer is handing over on its own
-   * (contract §7.7: one offer per sid at a time), left out of every peek and
-   * take meanwhile. */
+  /** Per sid, every held row (counter → sent_at), from the moment its hold
+   * is asked for until its settlement is committed: what a new message must
+   * not overtake (DR-0053). It may overstate for a moment (a settlement
+   * committed, not yet applied), which only holds a new message that could
+   * have gone at once; it never understates. A sid's committed rows are read
+   * in on its first use (`heldRead`), not all at start. */
+  private readonly held = new Map<string, Map<number, number>>();
+  private readonly heldRead = new Set<string>();
+  private readonly selectHeldAges;
+  /** Per sid, the message route (a) is handing over on its own (contract
+   * §7.7: one offer per sid at a time) — a held one it claimed or a new one
+   * not stored yet: no peek or take includes it or anything newer meanwhile,
+   * so nothing leaves before it on another route. */
   private readonly claimed = new Map<string, number>();
   /** Held messages that were in flight when the last run of the instance
    * ended (`offered_at` set, never settled: in a harness's hands, or a frame
@@ -63,12 +73,15 @@ export class InboxStore {
       "SELECT count(*) AS n FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ?",
     );
     this.selectOldestHeld = db.prepare(
-      "SELECT message FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ? ORDER BY counter LIMIT 1",
+      "SELECT counter, message FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ? ORDER BY counter LIMIT 1",
     );
     this.insertInFlight = db.prepare(
       "INSERT INTO inbox (counter, sid, state, message, sent_at, offered_at) VALUES (?, ?, 'held', ?, ?, ?)",
     );
     this.maxCounter = db.prepare("SELECT max(counter) AS n FROM inbox");
+    this.selectHeldAges = db.prepare(
+      "SELECT counter, sent_at FROM inbox WHERE sid = ? AND state = 'held'",
+    );
     this.countAllHeld = db.prepare(
       "SELECT count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ?",
     );
@@ -90,6 +103,53 @@ export class InboxStore {
       this.inDoubt.set(r.counter, { sid: r.sid, message: JSON.parse(r.message) as InboxMessage });
   }
 
+  private noteHeld(sid: string, counter: number, sentAt: number): void {
+    const rows = this.held.get(sid) ?? new Map<number, number>();
+    this.held.set(sid, rows);
+    rows.set(counter, sentAt);
+  }
+
+  private noteGone(sid: string, counters: Iterable<number>): void {
+    const rows = this.held.get(sid);
+    if (rows === undefined) return;
+    for (const c of counters) rows.delete(c);
+    if (rows.size === 0) this.held.delete(sid);
+  }
+
+  /**
+   * Whether a message is held for `sid` (not expired) that `passed` does not
+   * pass over — from memory, so the hot path of a send pays no read. Held
+   * includes one being stored, one in flight and one in doubt.
+   */
+  hasHeld(
+    sid: string,
+    now: number,
+    retentionMs: number,
+    passed?: (counter: number) => boolean,
+  ): boolean {
+    if (!this.heldRead.has(sid)) {
+      try {
+        // Committed rows only: the ones not committed yet are noted already.
+        const rows = this.selectHeldAges.all(sid) as { counter: number; sent_at: number }[];
+        for (const r of rows) this.noteHeld(sid, r.counter, r.sent_at);
+        this.heldRead.add(sid);
+      } catch {
+        // Unread: say held, which at worst holds a message that could go now.
+        return true;
+      }
+    }
+    const rows = this.held.get(sid);
+    if (rows === undefined) return false;
+    const cutoff = now - retentionMs;
+    for (const [counter, sentAt] of rows) {
+      // Expired rows are never offered; compaction removes them later.
+      if (sentAt <= cutoff) rows.delete(counter);
+      else if (passed === undefined || !passed(counter)) return true;
+    }
+    if (rows.size === 0) this.held.delete(sid);
+    return false;
+  }
+
   /** Held messages whose hand-over to a harness the last run did not see
    * end: the harness may have them (DR-0050). */
   inDoubtMessages(): { sid: string; counter: number; message: InboxMessage }[] {
@@ -106,6 +166,7 @@ export class InboxStore {
       else this.clearOffered.run(row.sid, counter);
       this.heldCounts.delete(row.sid);
     });
+    if (delivered) this.noteGone(row.sid, [counter]);
     this.inDoubt.delete(counter);
   }
 
@@ -158,6 +219,7 @@ export class InboxStore {
       }
       // In flight: held, but neither counted nor dropped by the limit.
       this.insertInFlight.run(counter, sid, json, message.sent_at, message.sent_at);
+      this.noteHeld(sid, counter, message.sent_at);
       return "held";
     });
   }
@@ -189,30 +251,48 @@ export class InboxStore {
     retentionMs: number,
   ): Promise<{ dropped?: string }> {
     const json = JSON.stringify(message);
-    return this.queue.run(() => {
-      const cutoff = message.sent_at - retentionMs;
-      this.insert.run(counter, sid, "held", json, message.sent_at, null);
-      let n = (this.heldCounts.get(sid) ?? this.count(sid, cutoff) - 1) + 1;
-      if (n > max) n = this.count(sid, cutoff);
-      let dropped: string | undefined;
-      if (n > max) {
-        const oldest = this.selectOldest(sid, cutoff);
-        this.dropOldestHeld.run(message.sent_at, sid, cutoff);
-        dropped = oldest;
-        n--;
-      }
-      this.heldCounts.set(sid, n);
-      return dropped === undefined ? {} : { dropped };
-    });
+    // Held from now on for every send that comes after it.
+    this.noteHeld(sid, counter, message.sent_at);
+    let droppedCounter: number | undefined;
+    return this.queue
+      .run(() => {
+        const cutoff = message.sent_at - retentionMs;
+        this.insert.run(counter, sid, "held", json, message.sent_at, null);
+        let n = (this.heldCounts.get(sid) ?? this.count(sid, cutoff) - 1) + 1;
+        if (n > max) n = this.count(sid, cutoff);
+        let dropped: string | undefined;
+        if (n > max) {
+          const oldest = this.selectOldest(sid, cutoff);
+          this.dropOldestHeld.run(message.sent_at, sid, cutoff);
+          droppedCounter = oldest?.counter;
+          dropped = oldest?.mid;
+          n--;
+        }
+        this.heldCounts.set(sid, n);
+        return dropped === undefined ? {} : { dropped };
+      })
+      .then(
+        (stored) => {
+          if (droppedCounter !== undefined) this.noteGone(sid, [droppedCounter]);
+          return stored;
+        },
+        (error: unknown) => {
+          this.noteGone(sid, [counter]);
+          throw error;
+        },
+      );
   }
 
   private count(sid: string, cutoff: number): number {
     return (this.countHeld.get(sid, cutoff) as { n: number }).n;
   }
 
-  private selectOldest(sid: string, cutoff: number): string | undefined {
-    const row = this.selectOldestHeld.get(sid, cutoff) as { message: string } | undefined;
-    return row === undefined ? undefined : (JSON.parse(row.message) as InboxMessage).mid;
+  private selectOldest(sid: string, cutoff: number): { counter: number; mid: string } | undefined {
+    const row = this.selectOldestHeld.get(sid, cutoff) as
+      | { counter: number; message: string }
+      | undefined;
+    if (row === undefined) return undefined;
+    return { counter: row.counter, mid: (JSON.parse(row.message) as InboxMessage).mid };
   }
 
   /** What is held for `sid` (not expired), oldest first, left held: the
@@ -233,14 +313,15 @@ export class InboxStore {
    * rejects (nothing marked) when one of them is no longer held — dropped by
    * an overflow, or taken on another route.
    */
-  settleDelivered(sid: string, counters: readonly number[], now: number): Promise<void> {
-    return this.queue.run(() => {
+  async settleDelivered(sid: string, counters: readonly number[], now: number): Promise<void> {
+    await this.queue.run(() => {
       for (const counter of counters) {
         if (this.markDelivered.run(now, sid, counter).changes !== 1)
           throw new Error(`message ${counter} of ${sid} is no longer held`);
       }
       this.heldCounts.delete(sid);
     });
+    this.noteGone(sid, counters);
   }
 
   /**
@@ -248,11 +329,12 @@ export class InboxStore {
    * each one still held is marked, one no longer held (dropped by an overflow
    * meanwhile) is passed over. Resolves once committed.
    */
-  settleWritten(sid: string, counters: readonly number[], now: number): Promise<void> {
-    return this.queue.run(() => {
+  async settleWritten(sid: string, counters: readonly number[], now: number): Promise<void> {
+    await this.queue.run(() => {
       for (const counter of counters) this.markDelivered.run(now, sid, counter);
       this.heldCounts.delete(sid);
     });
+    this.noteGone(sid, counters);
   }
 
   /** Run a read after committing what is queued (it must see every
@@ -267,38 +349,53 @@ export class InboxStore {
     }
   }
 
-  /** Held rows (not expired), oldest first — without the one a direct
-   * offer claimed (`claimOldest`), which no peek or take may see. */
+  /** Held rows (not expired), oldest first, up to the first that must not
+   * leave yet: the one route (a) is handing over (nothing newer may pass it)
+   * or one in doubt (settled from its transcript first). */
   private heldRows(sid: string, cutoff: number): HeldMessage[] {
     const claimed = this.claimed.get(sid);
-    const rows = (
-      this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[]
-    ).filter((r) => r.counter !== claimed && !this.inDoubt.has(r.counter));
-    return rows.map((r) => ({
-      counter: r.counter,
-      message: JSON.parse(r.message) as InboxMessage,
-    }));
+    const out: HeldMessage[] = [];
+    for (const r of this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[]) {
+      if ((claimed !== undefined && r.counter >= claimed) || this.inDoubt.has(r.counter)) break;
+      out.push({ counter: r.counter, message: JSON.parse(r.message) as InboxMessage });
+    }
+    return out;
   }
 
   /**
    * Claim the oldest message held for `sid` (not expired), for an offer that
    * hands messages over one at a time and stops at the first that does not
-   * get through: until `settleClaim`, no peek or take includes it, so it
-   * never leaves on two routes; messages in `skip` (claimed by a hand-over)
-   * are passed over. Commits what is queued first, so it sees every accepted
-   * message. `undefined` when nothing is held, the sid has a claim already,
+   * get through: until `settleClaim`, no peek or take includes it or anything
+   * newer, so it never leaves on two routes and nothing passes it. Commits
+   * what is queued first, so it sees every accepted message. `undefined` when
+   * nothing is held, the oldest is in `elsewhere` (claimed by a subscriber:
+   * the offer waits for it, it never passes it), the sid has a claim already,
    * or another process holds the write lock (everything stays held).
    */
   claimOldest(
     sid: string,
     now: number,
     retentionMs: number,
-    skip: ReadonlySet<number>,
+    elsewhere: ReadonlySet<number>,
   ): HeldMessage | undefined {
     if (this.claimed.has(sid) || !this.queue.flush()) return undefined;
-    const oldest = this.heldRows(sid, now - retentionMs).find((r) => !skip.has(r.counter));
-    if (oldest !== undefined) this.claimed.set(sid, oldest.counter);
+    const oldest = this.heldRows(sid, now - retentionMs)[0];
+    if (oldest === undefined || elsewhere.has(oldest.counter)) return undefined;
+    this.claimed.set(sid, oldest.counter);
     return oldest;
+  }
+
+  /** Route (a) hands a new message (not stored) over: until `dropClaim`, no
+   * peek or take includes anything newer. False when the sid has a claim. */
+  claimNew(sid: string, counter: number): boolean {
+    if (this.claimed.has(sid)) return false;
+    this.claimed.set(sid, counter);
+    return true;
+  }
+
+  /** End `claimNew`'s claim. */
+  dropClaim(sid: string, counter: number): void {
+    if (this.claimed.get(sid) === counter) this.claimed.delete(sid);
   }
 
   /** End a claim: a message that got through is recorded delivered (the
@@ -311,6 +408,7 @@ export class InboxStore {
         this.markDelivered.run(now, sid, counter);
         this.heldCounts.delete(sid);
       });
+      if (delivered) this.noteGone(sid, [counter]);
     } finally {
       this.claimed.delete(sid);
     }

@@ -109,17 +109,19 @@ describe("route (a) into Codex: codex queue", () => {
     });
     expect(calls()).toHaveLength(2);
 
-    // The next success offers the held one after it.
+    // The next send offers the held one, then follows it (issue 25: never
+    // past an older message).
     writeFileSync(join(bin, "exit-code"), "0");
     expect(await a.call("message_send", { to: B, text: "works again" })).toEqual({
-      delivered: true,
+      delivered: false,
+      reason: "throttled",
     });
     await until(() => calls().length === 4);
     expect(calls().map((c) => parseDirectDelivery(c.argv[4]!)?.text)).toEqual([
       "queued",
       "failed once",
-      "works again",
       "failed once",
+      "works again",
     ]);
     await until(() =>
       inboxRows(inst.stateDir)

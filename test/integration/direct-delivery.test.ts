@@ -111,7 +111,7 @@ describe("route (a): into the harness messaging socket", () => {
     b.close();
   });
 
-  it("offers what was held, oldest first, after a route-(a) delivery (the harness appearing is seen at once)", async () => {
+  it("a new message follows what was held through the harness, oldest first (the harness appearing is seen at once)", async () => {
     const [A, B] = [newSid(), newSid()];
     const a = await session(A);
     const b = await session(B);
@@ -121,13 +121,18 @@ describe("route (a): into the harness messaging socket", () => {
         reason: "preparing",
       });
     const harness = await FakeHarness.start({ configHome: claudeHome, sid: B });
-    expect(await a.call("message_send", { to: B, text: "new" })).toEqual({ delivered: true });
+    // Never past the older ones (issue 25, DR-0053): held behind them and
+    // handed over in its turn.
+    expect(await a.call("message_send", { to: B, text: "new" })).toEqual({
+      delivered: false,
+      reason: "throttled",
+    });
     const frames = await harness.taken(4);
     expect(frames.map((f) => parseDirectDelivery(f.message.content)?.text)).toEqual([
-      "new",
       "h1",
       "h2",
       "h3",
+      "new",
     ]);
     await until(() => rowsOf(B).every((r) => r.state === "delivered"));
     // Nothing is left for a subscription.
@@ -147,7 +152,7 @@ describe("route (a): into the harness messaging socket", () => {
     ["refused (the spec's bare frame)", { kind: "receipt", status: "refused", action: "bare" }],
   ];
   it.each(refusals)(
-    "a receipt (%s) holds the message as throttled; the next delivery offers it",
+    "a receipt (%s) holds the message as throttled; the next send offers it first",
     async (_name, refusal) => {
       const [A, B] = [newSid(), newSid()];
       const a = await session(A);
@@ -160,12 +165,16 @@ describe("route (a): into the harness messaging socket", () => {
       });
       expect(rowsOf(B).map((r) => [r.text, r.state])).toEqual([["first", "held"]]);
       expect(harness.users).toEqual([]);
-      // No timer offers it again; the next event does: a delivery to the sid.
-      expect(await a.call("message_send", { to: B, text: "second" })).toEqual({ delivered: true });
+      // No timer offers it again; the next event does: a send to the sid,
+      // which follows it (issue 25: never past an older one).
+      expect(await a.call("message_send", { to: B, text: "second" })).toEqual({
+        delivered: false,
+        reason: "throttled",
+      });
       const frames = await harness.taken(2);
       expect(frames.map((f) => parseDirectDelivery(f.message.content)?.text)).toEqual([
-        "second",
         "first",
+        "second",
       ]);
       await until(() => rowsOf(B).every((r) => r.state === "delivered"));
       await harness.stop();
@@ -276,7 +285,7 @@ describe("route (a): into the harness messaging socket", () => {
     b.close();
   });
 
-  it("with a waiter armed, route (a) goes first and leaves the waiter's claims alone", async () => {
+  it("with a waiter holding a claim, route (a) waits for it: a newer message follows once the claim is passed on", async () => {
     const [A, B] = [newSid(), newSid()];
     const a = await session(A);
     const b = await session(B);
@@ -290,24 +299,32 @@ describe("route (a): into the harness messaging socket", () => {
     const [claimed] = (await snap).data as Msg[];
     expect(claimed!.text).toBe("claimed");
 
+    // Issue 25 (DR-0053): the harness is there, but "direct" must not pass
+    // the older message the waiter holds. It is held, and the waiter — the
+    // session's receiver — is offered it after its claim.
     const harness = await FakeHarness.start({ configHome: claudeHome, sid: B });
-    expect(await a.call("message_send", { to: B, text: "direct" })).toEqual({ delivered: true });
-    await harness.taken(1);
-    // The waiter passes its claim on; nothing went twice.
+    const offered = waiter.next((f) => f.topic === "inbox" && !f.snapshot);
+    expect(await a.call("message_send", { to: B, text: "direct" })).toEqual({
+      delivered: false,
+      reason: "throttled",
+    });
+    expect(((await offered).data as Msg[]).map((m) => m.text)).toEqual(["direct"]);
+    expect(harness.users).toEqual([]);
+    // The waiter passes on only the older one; the newer one, released,
+    // goes through the harness after it.
     const done = await waiter.call<{ handed_over: string[] }>("topic_unsubscribe", {
       topic: "inbox",
       handed_over: [claimed!.mid],
     });
     expect(done.handed_over).toEqual([claimed!.mid]);
-    // No offer of the claimed one ran meanwhile (the next send finds the
-    // session free, and the harness saw only these two).
+    await harness.taken(1);
+    await until(() => rowsOf(B).every((r) => r.state === "delivered"));
     expect(await a.call("message_send", { to: B, text: "last" })).toEqual({ delivered: true });
     await harness.taken(2);
     expect(harness.users.map((f) => parseDirectDelivery(f.message.content)?.text)).toEqual([
       "direct",
       "last",
     ]);
-    expect(waiter.frames.filter((f) => f.topic === "inbox" && !f.snapshot)).toEqual([]);
     expect(rowsOf(B).map((r) => [r.text, r.state])).toEqual([
       ["claimed", "delivered"],
       ["direct", "delivered"],

@@ -87,6 +87,8 @@ describe("finding the recipient's state file", () => {
         },
         offerElsewhere: () => calls.push("offerElsewhere"),
         claimedElsewhere: () => new Set<number>(),
+        behind: () => false,
+        delivered: () => {},
       },
       () => Date.now(),
       pino({ enabled: false }),
@@ -111,7 +113,11 @@ describe("finding the recipient's state file", () => {
         env: {},
         find: async () => row,
       },
-      { claimOldest: () => undefined } as unknown as InboxStore,
+      {
+        claimOldest: () => undefined,
+        claimNew: () => true,
+        dropClaim: () => {},
+      } as unknown as InboxStore,
       {
         hold: async () => ({ delivered: false, reason: "throttled" }),
         recordDelivered: async () => {
@@ -119,6 +125,8 @@ describe("finding the recipient's state file", () => {
         },
         offerElsewhere: () => {},
         claimedElsewhere: () => new Set<number>(),
+        behind: () => false,
+        delivered: () => {},
       },
       () => Date.now(),
       pino({ enabled: false }),

@@ -38,15 +38,23 @@ export interface DirectSetup {
   find?: (home: string, sid: Sid) => Promise<StateRow | undefined>;
 }
 
-/** What route (a) needs from messaging: its ways to keep and record. */
+/** What route (a) needs from messaging: its ways to keep and record, and
+ * what the other routes hold (DR-0053: oldest first on every route). */
 export interface DirectHooks {
   hold(sid: Sid, counter: number, message: InboxMessage): Promise<MessageSendResult>;
   recordDelivered(sid: Sid, counter: number, message: InboxMessage): Promise<void>;
-  /** Route (a) failed while messages for `sid` were held meanwhile: hand them
-   * to the session's `inbox` subscriber, if it has one. */
+  /** Route (a) stopped with messages for `sid` still held: hand them to the
+   * session's `inbox` subscriber, if it has one. */
   offerElsewhere(sid: Sid): void;
-  /** Held messages of `sid` a hand-over (a waiter) has claimed: not offered. */
+  /** Held messages of `sid` a subscriber has claimed: an offer stops at the
+   * first (it never passes one on its way elsewhere). */
   claimedElsewhere(sid: Sid): ReadonlySet<number>;
+  /** Whether a message of `sid` is held or on its way on another route: a
+   * new message must not overtake it. */
+  behind(sid: Sid): boolean;
+  /** A held message went through route (a): a sender waiting to hear its
+   * fate hears it. */
+  delivered(sid: Sid, counter: number): void;
 }
 
 /** What route (a) reads of a state file. */
@@ -81,14 +89,13 @@ export function directSetup(
 /**
  * Route (a) for one instance. Per recipient at most one exchange runs at a
  * time — a new message or an offer of held ones; a message that finds one
- * running is held and answered `throttled` ("already being handed one"), and
- * the running one hands it over next if it gets through. Lookups of one sid
- * settle in the order their sends came, so route (b) keeps that order too.
+ * running, or older ones held, is held and answered `throttled` ("already
+ * being handed one"), and the offer hands them over oldest first. Lookups of
+ * one sid settle in the order their sends came, so route (b) keeps that order
+ * too.
  */
 export class DirectRoute {
   private readonly busy = new Set<Sid>();
-  /** Sids with a message held because an exchange was running. */
-  private readonly heldWhileBusy = new Set<Sid>();
   private readonly lookups = new Map<Sid, Promise<Target | undefined>>();
   private readonly find;
   /** Changes to the directory lookups read; while none happened, a sid found
@@ -124,41 +131,63 @@ export class DirectRoute {
     if (!this.setup.enabled || this.knownAbsent(sid)) return undefined;
     const target = await this.inOrder(sid, this.locate(sid));
     if (target === undefined) return undefined;
-    if (this.busy.has(sid)) {
-      this.heldWhileBusy.add(sid);
-      return this.hooks.hold(sid, counter, message);
+    if (this.busy.has(sid) || this.hooks.behind(sid)) {
+      // Never past an older message: held (its write queued now, so the
+      // offer's claim sees it) and handed over in its turn.
+      const held = this.hooks.hold(sid, counter, message);
+      if (!this.busy.has(sid)) {
+        this.busy.add(sid);
+        void this.offerHeldNow(sid, target);
+      }
+      return held;
     }
     this.busy.add(sid);
+    // Nothing held meanwhile leaves on another route before this one.
+    this.inbox.claimNew(sid, counter);
     const outcome = await this.exchange(target, sid, message);
     if (outcome === "delivered") {
       // Handed over: the reply says so whatever happens to the record.
       await this.hooks.recordDelivered(sid, counter, message);
+      this.inbox.dropClaim(sid, counter);
       void this.offerHeldNow(sid, target);
       return { delivered: true };
     }
-    this.release(sid, outcome);
+    this.inbox.dropClaim(sid, counter);
     if (outcome === "parked") {
+      this.release(sid, false);
       // The harness has it and shows it once its person releases it: handed
       // over, so recorded and answered so — offering it again would deliver
       // it twice, and around the gate its person set.
       await this.hooks.recordDelivered(sid, counter, message);
       return { delivered: true };
     }
-    return outcome === "refused" ? this.hooks.hold(sid, counter, message) : undefined;
+    if (outcome === "refused") {
+      const held = this.hooks.hold(sid, counter, message);
+      this.release(sid, true);
+      return held;
+    }
+    // The next route takes this one, the oldest: it holds it before it
+    // offers what was held meanwhile.
+    this.release(sid, false);
+    return undefined;
   }
 
   /** Offer what is held for `sid` through route (a), oldest first, stopping
    * at the first that does not get through (an event: the session is live
-   * again). Nothing happens while an exchange for it runs. */
+   * again, or a subscriber's claims ended). Nothing happens while an
+   * exchange for it runs. */
   async offerHeld(sid: Sid): Promise<void> {
-    if (!this.setup.enabled || this.busy.has(sid)) return;
+    if (!this.setup.enabled || this.busy.has(sid) || this.knownAbsent(sid)) return;
     const target = await this.locate(sid);
     if (target === undefined || this.busy.has(sid)) return;
     this.busy.add(sid);
     await this.offerHeldNow(sid, target);
   }
 
-  /** The offer loop; the caller has marked `sid` busy, and it ends so. */
+  /** The offer loop; the caller has marked `sid` busy, and it ends so. It
+   * stops at the first message that does not get through, or that a
+   * subscriber has claimed (messaging calls `offerHeld` again once that
+   * claim ends). */
   private async offerHeldNow(sid: Sid, target: Target): Promise<void> {
     let outcome: Outcome = "delivered";
     try {
@@ -166,8 +195,8 @@ export class DirectRoute {
         // Synchronous from the claim to the release below when nothing is
         // left, so a message held meanwhile is either claimed here or finds
         // the sid free.
-        const skip = this.hooks.claimedElsewhere(sid);
-        const claim = this.inbox.claimOldest(sid, this.now(), INBOX_RETENTION_MS, skip);
+        const elsewhere = this.hooks.claimedElsewhere(sid);
+        const claim = this.inbox.claimOldest(sid, this.now(), INBOX_RETENTION_MS, elsewhere);
         if (claim === undefined) break;
         // On disk before the harness has it: a crash during the exchange
         // leaves the message in doubt, settled by the transcript (DR-0050).
@@ -175,32 +204,30 @@ export class DirectRoute {
           () => this.exchange(target, sid, claim.message),
           () => "unavailable" as const,
         );
+        const through = outcome === "delivered" || outcome === "parked";
         await this.inbox
-          .settleClaim(
-            sid,
-            claim.counter,
-            outcome === "delivered" || outcome === "parked",
-            this.now(),
-          )
+          .settleClaim(sid, claim.counter, through, this.now())
           .catch((error: unknown) => {
             this.log.warn({ err: error, sid, mid: claim.message.mid }, "delivery not recorded");
           });
+        if (through) this.hooks.delivered(sid, claim.counter);
         if (outcome !== "delivered") break;
       }
     } catch (error) {
       this.log.warn({ err: error, sid }, "held messages not offered through the harness");
     }
-    this.release(sid, outcome);
+    // A parked message waits for its person: the rest must not pass it.
+    this.release(sid, outcome !== "parked");
   }
 
   /**
    * Settle the held messages the last run was handing to a harness when it
    * ended (DR-0050): one the session's transcript records reached the model
    * and is recorded delivered; any other is held again. Returns the sids
-   * whose messages are held again, to be offered.
+   * settled: what they hold waited for this, and is to be offered.
    */
   async settleInDoubt(): Promise<Set<Sid>> {
-    const again = new Set<Sid>();
+    const settled = new Set<Sid>();
     const bySid = new Map<Sid, ReturnType<InboxStore["inDoubtMessages"]>>();
     for (const row of this.inbox.inDoubtMessages())
       bySid.set(row.sid, [...(bySid.get(row.sid) ?? []), row]);
@@ -215,25 +242,31 @@ export class DirectRoute {
               path,
               rows.map((r) => r.message.mid),
             );
-      const settled = rows.map(async ({ counter, message }) => {
+      const work = rows.map(async ({ counter, message }) => {
         const arrived = mentioned.has(message.mid);
         try {
           await this.inbox.settleInDoubt(counter, arrived, this.now());
           this.log.info({ sid, mid: message.mid, arrived }, "hand-over in doubt settled");
-          if (!arrived) again.add(sid);
+          settled.add(sid);
         } catch (error) {
           this.log.warn({ err: error, sid, mid: message.mid }, "hand-over in doubt not settled");
         }
       });
-      await Promise.all(settled);
+      await Promise.all(work);
     }
-    return again;
+    return settled;
   }
 
-  private release(sid: Sid, outcome: Outcome): void {
+  /** The exchanges for `sid` end; with `offerRest`, what is still held goes
+   * to the session's subscriber, if it has one. */
+  private release(sid: Sid, offerRest: boolean): void {
     this.busy.delete(sid);
-    const waiting = this.heldWhileBusy.delete(sid);
-    if (waiting && outcome === "unavailable") this.hooks.offerElsewhere(sid);
+    if (offerRest) this.hooks.offerElsewhere(sid);
+  }
+
+  /** Whether an exchange for `sid` runs now. */
+  isBusy(sid: Sid): boolean {
+    return this.busy.has(sid);
   }
 
   /** Whether `sid` had no harness at the last look and nothing changed

@@ -103,13 +103,9 @@ export class Messaging {
     });
     // Messages a harness may have taken as the last run ended: settled by
     // the transcript, then offered like any held message if they did not
-    // arrive (DR-0050).
-    void this.direct.settleInDoubt().then((again) => {
-      for (const sid of again) {
-        const holder = this.lane.holder(sid);
-        if (holder !== undefined) this.offerHeld(sid, holder);
-        void this.direct.offerHeld(sid);
-      }
+    // arrive (DR-0050); what is held after them waited for this (DR-0053).
+    void this.direct.settleInDoubt().then((settled) => {
+      for (const sid of settled) this.resume(sid);
     });
     // A session that is live again is offered what is held for it through its
     // harness (contract §7.7: an event, never a timer).
@@ -127,7 +123,8 @@ export class Messaging {
    * A session's inbox snapshot is what is held for it, claimed by the
    * subscriber: a plain one's claims are recorded delivered once the frames
    * reached its socket (subscribing is receiving, DR-0050), a hand-over one's
-   * once it confirms (DR-0024). Messages claimed elsewhere are left out.
+   * once it confirms (DR-0024). It stops at the first message on its way
+   * elsewhere (DR-0053).
    */
   private snapshot(conn: Connection): InboxMessage[] {
     const identity = conn.identity;
@@ -162,7 +159,10 @@ export class Messaging {
           this.clock.now(),
         )
         .then(
-          () => this.handOvers.endSettle(conn, claims, true),
+          () => {
+            this.handOvers.endSettle(conn, claims, true);
+            this.resume(identity.sid);
+          },
           (error: unknown) => {
             this.log.warn({ err: error, sid: identity.sid }, "delivery not recorded yet: retrying");
             setTimeout(record, 1000).unref();
@@ -202,6 +202,7 @@ export class Messaging {
       return [];
     }
     this.handOvers.endSettle(conn, claims, true);
+    this.resume(identity.sid);
     return [...mids];
   }
 
@@ -251,7 +252,13 @@ export class Messaging {
     if (target.kind === "live") {
       const holder = this.lane.holder(to);
       if (holder !== undefined && this.handOvers.mode(holder) === "wait")
-        return this.sendToWaiter(to, counter, message);
+        return this.sendByOffer(to, counter, message, "preparing");
+      // Behind older ones: it follows them (a receiver refused messages gets
+      // them all once it reads again).
+      if (holder !== undefined && this.behind(to, holder))
+        return this.lane.refusing(holder)
+          ? this.hold(to, counter, message, "throttled")
+          : this.sendByOffer(to, counter, message, "throttled");
       let outcome = await this.deliverLive(to, counter, message);
       // Its receiver went while it waited; a newer one may have taken over.
       if (outcome === "none") outcome = await this.deliverLive(to, counter, message);
@@ -325,27 +332,67 @@ export class Messaging {
         }),
       offerElsewhere: (sid: Sid) => {
         const conn = this.lane.holder(sid);
-        if (conn !== undefined) this.offerHeld(sid, conn);
+        if (conn !== undefined && this.waiting(sid)) this.offerHeld(sid, conn);
       },
       claimedElsewhere: (sid: Sid) => this.handOvers.claimed(sid),
+      behind: (sid: Sid) => this.behind(sid),
+      delivered: (_sid: Sid, counter: number) => this.handOvers.settleFate(counter, true),
     };
   }
 
   /**
-   * The recipient's receiver is a waiter: the message is held first (a
-   * waiter killed before passing it on must not lose it), claimed by the
-   * waiter, and answered `delivered` only once the waiter confirms — else it
-   * stays held (`preparing`) for the next waiter or hook.
+   * Whether a new message for `sid` must wait behind an older one (DR-0053):
+   * route (a) is handing one over, or one is held — stored, claimed or in
+   * flight — that is not on its way to `conn` already (the receiver the new
+   * one would go to, behind it in the same queue). From memory: the hot path
+   * of a send pays no read.
    */
-  private async sendToWaiter(
+  private behind(sid: Sid, conn?: Connection): boolean {
+    if (this.direct.isBusy(sid) || this.handOvers.claimedByOther(sid, conn)) return true;
+    const queued =
+      conn === undefined ? undefined : (c: number) => this.handOvers.owner(sid, c) === conn;
+    return this.inbox.hasHeld(sid, this.clock.now(), INBOX_RETENTION_MS, queued);
+  }
+
+  /** Whether something is held for `sid` that nobody has claimed: what an
+   * offer would take. */
+  private waiting(sid: Sid): boolean {
+    return this.inbox.hasHeld(sid, this.clock.now(), INBOX_RETENTION_MS, (c) =>
+      this.handOvers.isClaimed(sid, c),
+    );
+  }
+
+  /**
+   * Claims on `sid` ended (confirmed, written, settled from a transcript):
+   * what is still held goes on, oldest first, by whichever route there is —
+   * each offer stops at the first message another holds, so between them
+   * nothing is passed over.
+   */
+  private resume(sid: Sid): void {
+    if (!this.waiting(sid)) return;
+    const holder = this.lane.holder(sid);
+    if (holder !== undefined && !holder.isClosed) this.offerHeld(sid, holder);
+    void this.direct.offerHeld(sid);
+  }
+
+  /**
+   * The message goes to the recipient's receiver after what is held before
+   * it: held first (a waiter killed before passing it on must not lose it),
+   * offered with the rest oldest first, and answered `delivered` only once
+   * recorded so (a waiter confirmed it, it reached a plain subscriber's
+   * socket, or route (a) handed it over) — else it stays held (`reason`) for
+   * the next receiver, hook or offer.
+   */
+  private async sendByOffer(
     sid: Sid,
     counter: number,
     message: InboxMessage,
+    reason: "preparing" | "throttled",
   ): Promise<MessageSendResult> {
     const fate = this.handOvers.fate(counter);
     let held: MessageSendResult;
     try {
-      held = await this.hold(sid, counter, message, "preparing");
+      held = await this.hold(sid, counter, message, reason);
     } catch (error) {
       this.handOvers.settleFate(counter, false);
       throw error;
@@ -421,12 +468,14 @@ export class Messaging {
   }
 
   /** Claims released without being confirmed: the messages are held again,
-   * offered to the receiver there is, or their senders told they are held. */
+   * offered to the receiver there is (and through route (a), which may have
+   * waited for them), or their senders told they are held. */
   private afterRelease(sid: Sid, released: { counter: number }[]): void {
     if (released.length === 0) return;
     // After the current turn: a waiter superseding the one released claims
     // them in its own snapshot first.
     setImmediate(() => {
+      void this.direct.offerHeld(sid);
       const holder = this.lane.holder(sid);
       if (holder !== undefined && !holder.isClosed) return this.offerHeld(sid, holder);
       for (const { counter } of released)

@@ -43,21 +43,39 @@ export class HandOvers {
     return new Set(this.bySid.get(sid)?.keys());
   }
 
-  /** Claim held messages for `conn`; those claimed elsewhere are left out.
-   * Returns the messages now claimed by `conn`, in the given order. */
+  /** Claim held messages (oldest first) for `conn`, passing over its own
+   * claims and stopping at the first another connection holds: a message on
+   * its way elsewhere is never passed (DR-0053). Returns the messages now
+   * claimed by `conn`, in the given order. */
   claim(conn: Connection, sid: Sid, held: { counter: number; message: InboxMessage }[]) {
     const owners = this.bySid.get(sid) ?? new Map<number, Connection>();
-    this.bySid.set(sid, owners);
     const mine = this.byConn.get(conn) ?? new Map<number, Claim>();
-    this.byConn.set(conn, mine);
     const claimed: InboxMessage[] = [];
     for (const { counter, message } of held) {
-      if (owners.has(counter)) continue;
+      const owner = owners.get(counter);
+      if (owner === conn) continue;
+      if (owner !== undefined) break;
       owners.set(counter, conn);
       mine.set(counter, { sid, counter, settling: false });
       claimed.push(message);
     }
+    if (owners.size > 0) this.bySid.set(sid, owners);
+    if (mine.size > 0) this.byConn.set(conn, mine);
     return claimed;
+  }
+
+  /** The connection holding a claim on this message, if any. */
+  owner(sid: Sid, counter: number): Connection | undefined {
+    return this.bySid.get(sid)?.get(counter);
+  }
+
+  /** Whether a connection other than `conn` holds a claim on a message of
+   * `sid`. */
+  claimedByOther(sid: Sid, conn?: Connection): boolean {
+    const owners = this.bySid.get(sid);
+    if (owners === undefined) return false;
+    for (const owner of owners.values()) if (owner !== conn) return true;
+    return false;
   }
 
   /** The claims `conn` holds on exactly these counters, marked settling —

@@ -85,6 +85,12 @@ export class InboxLane implements SubscriptionRules {
     return this.holders.has(sid);
   }
 
+  /** Whether `conn` was refused messages and has not read since (what it
+   * is sent meanwhile is held until it does). */
+  refusing(conn: Connection): boolean {
+    return this.throttled.has(conn);
+  }
+
   /** The connection that receives `sid`'s inbox now, if any. */
   holder(sid: string): Connection | undefined {
     return this.holders.get(sid);
