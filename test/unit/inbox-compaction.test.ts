@@ -1,29 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { InboxMessage } from "../../src/contract/messaging.js";
-import { CommitQueue } from "../../src/store/commit-queue.js";
-import { InboxStore } from "../../src/store/inbox.js";
-import { openStateStore, type StateStore } from "../../src/store/state-store.js";
+import { closeInboxes, openInbox } from "../helpers/db.js";
 
-const dirs: string[] = [];
-const stores: StateStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+afterEach(closeInboxes);
 
 const SID = "00000000-0000-4000-8000-000000000001";
 const DAY = 24 * 3600 * 1000;
 const NOW = 100 * DAY;
 
 function open() {
-  const dir = mkdtempSync(join(tmpdir(), "ccmsg-compact-"));
-  dirs.push(dir);
-  const store = openStateStore(join(dir, "ccmsg.db"));
-  stores.push(store);
-  const inbox = new InboxStore(store.db, new CommitQueue(store.db, join(dir, "ccmsg.db")));
+  const { store, inbox } = openInbox();
   const insert = store.db.prepare(
     "INSERT INTO inbox (counter, sid, state, message, sent_at) VALUES (?, ?, ?, ?, ?)",
   );

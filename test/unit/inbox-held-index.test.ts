@@ -1,35 +1,19 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { InboxMessage } from "../../src/contract/messaging.js";
-import { CommitQueue } from "../../src/store/commit-queue.js";
-import { InboxStore } from "../../src/store/inbox.js";
-import { openStateStore, type StateStore } from "../../src/store/state-store.js";
+import { closeInboxes, openInbox } from "../helpers/db.js";
 
 // What a new message must not overtake (DR-0053) is answered from memory on
 // the send path: it must never say "nothing held" while a row is held, from
 // the moment its hold is asked for.
 
-const dirs: string[] = [];
-const stores: StateStore[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+afterEach(closeInboxes);
 
 const SID = "00000000-0000-4000-8000-000000000001";
 const DAY = 24 * 3600 * 1000;
 const NOW = 100 * DAY;
 const WEEK = 7 * DAY;
 
-function open(dir = mkdtempSync(join(tmpdir(), "ccmsg-held-"))) {
-  if (!dirs.includes(dir)) dirs.push(dir);
-  const store = openStateStore(join(dir, "ccmsg.db"));
-  stores.push(store);
-  const inbox = new InboxStore(store.db, new CommitQueue(store.db, join(dir, "ccmsg.db")));
-  return { dir, store, inbox };
-}
+const open = openInbox;
 
 const message = (counter: number, sentAt = NOW): InboxMessage => ({
   mid: `i/${counter}`,
@@ -49,7 +33,6 @@ describe("the held index", () => {
     await stored;
     expect(inbox.hasHeld(SID, NOW, WEEK, (c) => c === 1)).toBe(false);
     store.close();
-    stores.splice(stores.indexOf(store), 1);
     const again = open(dir).inbox;
     expect(again.hasHeld(SID, NOW, WEEK)).toBe(true);
     await again.settleDelivered(SID, [1], NOW);
