@@ -34,6 +34,9 @@ export interface OpAttributes {
   readonly carrier?: "http";
   /** Op-specific codes only; everything the row implies is derived. */
   readonly errors: readonly ErrorCode[];
+  /** Not part of wire generation 3: this implementation's documented
+   * extension (a generation-3 peer answers `unknown_op`). */
+  readonly extension?: true;
 }
 
 /** A session naming another session's `sid` gets `code`, saying it may read
@@ -199,6 +202,16 @@ export const OP_ATTRIBUTES = {
     locality: "cluster",
     errors: [],
   },
+  // Extension (DR-0054): the receipts of a few messages; a session gets
+  // only its own sends' (others' are left out, not refused).
+  receipts_read: {
+    plane: "messaging",
+    roles: AGENT_AND_USER,
+    needs_hello: true,
+    locality: "cluster",
+    errors: [],
+    extension: true,
+  },
   notify_send: {
     plane: "messaging",
     roles: AGENT_AND_USER,
@@ -264,6 +277,11 @@ export const OP_ATTRIBUTES = {
 
 export type OpName = keyof typeof OP_ATTRIBUTES;
 export const OP_NAMES = Object.keys(OP_ATTRIBUTES) as readonly OpName[];
+/** The ops of wire generation 3 (every op but this implementation's
+ * extensions). */
+export const GENERATION_OP_NAMES = OP_NAMES.filter(
+  (op) => (OP_ATTRIBUTES[op] as OpAttributes).extension !== true,
+);
 
 const opNames: ReadonlySet<string> = new Set(OP_NAMES);
 export function isOpName(value: unknown): value is OpName {

@@ -25,6 +25,7 @@ export * from "./llm.js";
 export * from "./llm-main.js";
 export * from "./messaging.js";
 export * from "./peers.js";
+export * from "./receipts.js";
 export * from "./sandbox.js";
 export * from "./schemas.js";
 export * from "./session-control.js";

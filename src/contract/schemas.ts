@@ -11,6 +11,7 @@ import * as launcher from "./launcher.js";
 import * as llm from "./llm.js";
 import * as messaging from "./messaging.js";
 import * as peers from "./peers.js";
+import * as receipts from "./receipts.js";
 import * as sandbox from "./sandbox.js";
 import * as sessionControl from "./session-control.js";
 import * as sessionStatus from "./session-status.js";
@@ -66,6 +67,10 @@ export const OP_SCHEMAS = {
     response: messaging.SayMarkReadResponse,
   },
   notify_send: { request: messaging.NotifySendRequest, response: messaging.NotifySendResponse },
+  receipts_read: {
+    request: receipts.ReceiptsReadRequest,
+    response: receipts.ReceiptsReadResponse,
+  },
 
   session_kill: {
     request: sessionControl.SessionKillRequest,
@@ -168,4 +173,5 @@ export const TOPIC_SCHEMAS: Record<TopicKind, TSchema> = {
   kv: kv.KvFrame,
   auth_records: auth.AuthRecordsFrame,
   work_items: topicFrame(topicNamePattern("work_items"), WorkItemsData),
+  receipts: receipts.ReceiptsFrame,
 };

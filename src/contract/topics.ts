@@ -45,6 +45,8 @@ export interface TopicAttributes {
   readonly granularity: TopicGranularity;
   /** What follows the `:` in a subscribed name, if anything. */
   readonly param?: "sid" | "ns";
+  /** The bare name is a topic too (a person's view of every session's). */
+  readonly bare?: true;
   readonly elements?: ElementShape;
   readonly append?: AppendShape;
   /** `per_instance_whole` members that, when absent from a frame, keep the
@@ -118,6 +120,16 @@ export const TOPIC_ATTRIBUTES = {
     elements: { list: "items", id: "id", removal: "deleted" },
     extension: true,
   },
+  // Extension (DR-0054): what became of each message. `receipts` is every
+  // message's (a person's), `receipts:<sid>` a session's own sends.
+  receipts: {
+    roles: AGENT_AND_USER,
+    granularity: "element",
+    param: "sid",
+    bare: true,
+    elements: { list: "receipts", id: "mid" },
+    extension: true,
+  },
 } as const satisfies Record<string, TopicAttributes>;
 
 export type TopicKind = keyof typeof TOPIC_ATTRIBUTES;
@@ -128,7 +140,9 @@ export const GENERATION_TOPIC_KINDS = TOPIC_KINDS.filter(
   (k) => (TOPIC_ATTRIBUTES[k] as TopicAttributes).extension !== true,
 );
 
-const PLAIN = TOPIC_KINDS.filter((k) => !("param" in TOPIC_ATTRIBUTES[k]));
+const PLAIN = TOPIC_KINDS.filter(
+  (k) => !("param" in TOPIC_ATTRIBUTES[k]) || (TOPIC_ATTRIBUTES[k] as TopicAttributes).bare,
+);
 const SESSION_SCOPED = TOPIC_KINDS.filter(
   (k) => (TOPIC_ATTRIBUTES[k] as TopicAttributes).param === "sid",
 );
@@ -140,7 +154,7 @@ export const TOPIC_PATTERN = `^(?:${PLAIN.join("|")}|(?:${SESSION_SCOPED.join("|
 /** The pattern of one kind's names, for that kind's frame schema. */
 export function topicNamePattern(kind: TopicKind): string {
   const a: TopicAttributes = TOPIC_ATTRIBUTES[kind];
-  if (a.param === "sid") return `^${kind}:[0-9a-f-]{36}$`;
+  if (a.param === "sid") return `^${kind}${a.bare ? "(?::[0-9a-f-]{36})?" : ":[0-9a-f-]{36}"}$`;
   if (a.param === "ns") return `^${kind}:${NAMESPACE_PATTERN}$`;
   return `^${kind}$`;
 }

@@ -4,6 +4,7 @@ import {
   CONNECTION_CODES,
   DERIVED_CODES,
   ERROR_CODES,
+  GENERATION_OP_NAMES,
   GENERATION_TOPIC_KINDS,
   OP_ATTRIBUTES,
   OP_NAMES,
@@ -21,12 +22,18 @@ import {
 const rows = Object.entries(OP_ATTRIBUTES) as [keyof typeof OP_ATTRIBUTES, OpAttributes][];
 
 describe("the op attribute table", () => {
-  it("holds 46 ops: common 13, messaging 4, control 29, mesh none", () => {
-    expect(OP_NAMES).toHaveLength(46);
-    expect(opsOfPlane("common")).toHaveLength(13);
-    expect(opsOfPlane("messaging")).toHaveLength(4);
-    expect(opsOfPlane("control")).toHaveLength(29);
-    expect(opsOfPlane("mesh")).toHaveLength(0);
+  it("holds 46 ops of generation 3: common 13, messaging 4, control 29, mesh none", () => {
+    const generation = (plane: Parameters<typeof opsOfPlane>[0]) =>
+      opsOfPlane(plane).filter((op) => GENERATION_OP_NAMES.includes(op));
+    expect(GENERATION_OP_NAMES).toHaveLength(46);
+    expect(generation("common")).toHaveLength(13);
+    expect(generation("messaging")).toHaveLength(4);
+    expect(generation("control")).toHaveLength(29);
+    expect(generation("mesh")).toHaveLength(0);
+  });
+
+  it("adds the documented receipts_read extension", () => {
+    expect(OP_NAMES.filter((op) => !GENERATION_OP_NAMES.includes(op))).toEqual(["receipts_read"]);
   });
 
   it("no op has an empty roles list", () => {
@@ -131,6 +138,8 @@ const FULL_ERRORS: Record<string, string> = {
   auth_rotate:
     "invalid_args, auth_invalid, auth_expired, hello_required, forbidden, instance_unreachable",
   message_send: "invalid_args, session_not_found, hello_required, forbidden",
+  // Extension (DR-0054), not in the spec.
+  receipts_read: "invalid_args, hello_required, forbidden",
   say_post: "invalid_args, hello_required, forbidden",
   say_mark_read: "invalid_args, hello_required, forbidden",
   notify_send: "invalid_args, hello_required, forbidden",
@@ -211,9 +220,12 @@ describe("error codes", () => {
 });
 
 describe("the topic attribute table", () => {
-  it("holds the 12 kinds of generation 3, plus the documented work_items extension", () => {
+  it("holds the 12 kinds of generation 3, plus the documented work_items and receipts extensions", () => {
     expect(GENERATION_TOPIC_KINDS).toHaveLength(12);
-    expect(TOPIC_KINDS.filter((k) => !GENERATION_TOPIC_KINDS.includes(k))).toEqual(["work_items"]);
+    expect(TOPIC_KINDS.filter((k) => !GENERATION_TOPIC_KINDS.includes(k))).toEqual([
+      "work_items",
+      "receipts",
+    ]);
     for (const kind of TOPIC_KINDS) {
       expect(TOPIC_ATTRIBUTES[kind].roles.length, kind).toBeGreaterThan(0);
       expect(TOPIC_GRANULARITIES, kind).toContain(TOPIC_ATTRIBUTES[kind].granularity);
