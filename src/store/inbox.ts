@@ -1,4 +1,5 @@
 import type { InboxMessage } from "../contract/messaging.js";
+import type { ReceiptRoute } from "../contract/receipts.js";
 import type { CommitQueue } from "./commit-queue.js";
 import { type Db, isBusyError } from "./database.js";
 
@@ -10,6 +11,40 @@ export interface HeldMessage {
 
 /** Rows one compaction step looks at: ~1 ms of work per step. */
 const COMPACT_STEP = 2000;
+/** Delivered rows are kept this long after delivery, for their receipts
+ * (`ccmsg sent`, the console; DR-0054)… */
+export const RECEIPT_KEEP_MS = 24 * 3600 * 1000;
+/** …and at most this many of them, newest kept. */
+export const RECEIPT_KEEP_ROWS = 20_000;
+
+/** A message handed over: told once its record is committed. */
+export interface DeliveredRow {
+  sid: string;
+  counter: number;
+  route: ReceiptRoute;
+  at: number;
+}
+
+/** Which routes a held row goes by: route (a) into the harness, or the
+ * `inbox` lane's receivers (a waiter, a hook, a subscriber). A row the
+ * transcript showed lost on one is offered again only by the other. */
+export type RouteSide = "direct" | "lane";
+
+/** What a receipt is made of, as stored. */
+export interface ReceiptRow {
+  counter: number;
+  sid: string;
+  state: string;
+  message: InboxMessage;
+  settled_at: number | null;
+  route: ReceiptRoute | null;
+  seen_at: number | null;
+  read_at: number | null;
+  unseen: string | null;
+}
+
+const RECEIPT_COLUMNS =
+  "counter, sid, state, message, settled_at, route, seen_at, read_at, unseen";
 
 /**
  * The inbox table: every message the instance accepted, `held` until its
@@ -49,23 +84,24 @@ export class InboxStore {
   private readonly inDoubt = new Map<number, { sid: string; message: InboxMessage }>();
   private readonly markOffered;
   private readonly clearOffered;
+  private readonly deliveredListeners: ((rows: DeliveredRow[]) => void)[] = [];
 
   constructor(
     private readonly db: Db,
     private readonly queue: CommitQueue,
   ) {
     this.insert = db.prepare(
-      "INSERT INTO inbox (counter, sid, state, message, sent_at, settled_at) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO inbox (counter, sid, state, message, sent_at, settled_at, route) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
     this.dropOldestHeld = db.prepare(
       `UPDATE inbox SET state = 'dropped', settled_at = ?
        WHERE counter = (SELECT min(counter) FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ?)`,
     );
     this.selectHeld = db.prepare(
-      "SELECT counter, message FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ? ORDER BY counter",
+      "SELECT counter, message, avoid FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ? ORDER BY counter",
     );
     this.markDelivered = db.prepare(
-      "UPDATE inbox SET state = 'delivered', settled_at = ? WHERE sid = ? AND state = 'held' AND counter = ?",
+      "UPDATE inbox SET state = 'delivered', settled_at = ?, route = ? WHERE sid = ? AND state = 'held' AND counter = ?",
     );
     // What the per-recipient limit counts and drops: held messages not in
     // flight (a frame on its way to a socket or a harness has `offered_at`).
@@ -158,16 +194,35 @@ export class InboxStore {
 
   /** Settle a message in doubt: delivered (its transcript shows it) or held
    * like any other. Resolves once committed. */
-  async settleInDoubt(counter: number, delivered: boolean, now: number): Promise<void> {
+  async settleInDoubt(
+    counter: number,
+    delivered: boolean,
+    now: number,
+    route: ReceiptRoute = "socket",
+  ): Promise<void> {
     const row = this.inDoubt.get(counter);
     if (row === undefined) return;
     await this.queue.run(() => {
-      if (delivered) this.markDelivered.run(now, row.sid, counter);
+      if (delivered) this.markDelivered.run(now, route, row.sid, counter);
       else this.clearOffered.run(row.sid, counter);
       this.heldCounts.delete(row.sid);
     });
-    if (delivered) this.noteGone(row.sid, [counter]);
+    if (delivered) {
+      this.noteGone(row.sid, [counter]);
+      this.told([{ sid: row.sid, counter, route, at: now }]);
+    }
     this.inDoubt.delete(counter);
+  }
+
+  /** Be told of every message recorded delivered, once committed (the
+   * receipts watch for its transcript record). */
+  onDelivered(listener: (rows: DeliveredRow[]) => void): void {
+    this.deliveredListeners.push(listener);
+  }
+
+  private told(rows: DeliveredRow[]): void {
+    if (rows.length === 0) return;
+    for (const l of this.deliveredListeners) l(rows);
   }
 
   /** Mark a claimed message as being handed to its harness (route a), before
@@ -205,31 +260,40 @@ export class InboxStore {
    * (`settleWritten`), and offered again after a crash before that
    * (DR-0050). Resolves with the state stored, once committed.
    */
-  recordHanded(
+  async recordHanded(
     sid: string,
     counter: number,
     message: InboxMessage,
     written: () => boolean,
   ): Promise<"held" | "delivered"> {
     const json = JSON.stringify(message);
-    return this.queue.run(() => {
+    const route: ReceiptRoute = "subscriber";
+    const state = await this.queue.run(() => {
       if (written()) {
-        this.insert.run(counter, sid, "delivered", json, message.sent_at, message.sent_at);
-        return "delivered";
+        this.insert.run(counter, sid, "delivered", json, message.sent_at, message.sent_at, route);
+        return "delivered" as const;
       }
       // In flight: held, but neither counted nor dropped by the limit.
       this.insertInFlight.run(counter, sid, json, message.sent_at, message.sent_at);
       this.noteHeld(sid, counter, message.sent_at);
-      return "held";
+      return "held" as const;
     });
+    if (state === "delivered") this.told([{ sid, counter, route, at: message.sent_at }]);
+    return state;
   }
 
   /** Record a message handed over at once. */
-  recordDelivered(sid: string, counter: number, message: InboxMessage): Promise<void> {
+  async recordDelivered(
+    sid: string,
+    counter: number,
+    message: InboxMessage,
+    route: ReceiptRoute = "socket",
+  ): Promise<void> {
     const json = JSON.stringify(message);
-    return this.queue.run(() => {
-      this.insert.run(counter, sid, "delivered", json, message.sent_at, message.sent_at);
+    await this.queue.run(() => {
+      this.insert.run(counter, sid, "delivered", json, message.sent_at, message.sent_at, route);
     });
+    this.told([{ sid, counter, route, at: message.sent_at }]);
   }
 
   /**
@@ -257,7 +321,7 @@ export class InboxStore {
     return this.queue
       .run(() => {
         const cutoff = message.sent_at - retentionMs;
-        this.insert.run(counter, sid, "held", json, message.sent_at, null);
+        this.insert.run(counter, sid, "held", json, message.sent_at, null, null);
         let n = (this.heldCounts.get(sid) ?? this.count(sid, cutoff) - 1) + 1;
         if (n > max) n = this.count(sid, cutoff);
         let dropped: string | undefined;
@@ -300,12 +364,12 @@ export class InboxStore {
    * receiver confirms (DR-0024, DR-0050). `undefined` under another process's
    * write lock. */
   peekHeld(sid: string, now: number, retentionMs: number): HeldMessage[] | undefined {
-    return this.readNow(() => this.heldRows(sid, now - retentionMs));
+    return this.readNow(() => this.heldRows(sid, now - retentionMs, "lane"));
   }
 
   /** `peekHeld` through the group commit (after every accepted write). */
   peekHeldLater(sid: string, now: () => number, retentionMs: number): Promise<HeldMessage[]> {
-    return this.queue.run(() => this.heldRows(sid, now() - retentionMs));
+    return this.queue.run(() => this.heldRows(sid, now() - retentionMs, "lane"));
   }
 
   /**
@@ -313,15 +377,21 @@ export class InboxStore {
    * rejects (nothing marked) when one of them is no longer held — dropped by
    * an overflow, or taken on another route.
    */
-  async settleDelivered(sid: string, counters: readonly number[], now: number): Promise<void> {
+  async settleDelivered(
+    sid: string,
+    counters: readonly number[],
+    now: number,
+    route: ReceiptRoute = "waiter",
+  ): Promise<void> {
     await this.queue.run(() => {
       for (const counter of counters) {
-        if (this.markDelivered.run(now, sid, counter).changes !== 1)
+        if (this.markDelivered.run(now, route, sid, counter).changes !== 1)
           throw new Error(`message ${counter} of ${sid} is no longer held`);
       }
       this.heldCounts.delete(sid);
     });
     this.noteGone(sid, counters);
+    this.told(counters.map((counter) => ({ sid, counter, route, at: now })));
   }
 
   /**
@@ -330,11 +400,14 @@ export class InboxStore {
    * meanwhile) is passed over. Resolves once committed.
    */
   async settleWritten(sid: string, counters: readonly number[], now: number): Promise<void> {
-    await this.queue.run(() => {
-      for (const counter of counters) this.markDelivered.run(now, sid, counter);
+    const route: ReceiptRoute = "subscriber";
+    const marked = await this.queue.run(() => {
+      const out = counters.filter((c) => this.markDelivered.run(now, route, sid, c).changes === 1);
       this.heldCounts.delete(sid);
+      return out;
     });
     this.noteGone(sid, counters);
+    this.told(marked.map((counter) => ({ sid, counter, route, at: now })));
   }
 
   /** Run a read after committing what is queued (it must see every
@@ -352,11 +425,18 @@ export class InboxStore {
   /** Held rows (not expired), oldest first, up to the first that must not
    * leave yet: the one route (a) is handing over (nothing newer may pass it)
    * or one in doubt (settled from its transcript first). */
-  private heldRows(sid: string, cutoff: number): HeldMessage[] {
+  private heldRows(sid: string, cutoff: number, by: RouteSide): HeldMessage[] {
     const claimed = this.claimed.get(sid);
     const out: HeldMessage[] = [];
-    for (const r of this.selectHeld.all(sid, cutoff) as { counter: number; message: string }[]) {
+    const rows = this.selectHeld.all(sid, cutoff) as {
+      counter: number;
+      message: string;
+      avoid: string | null;
+    }[];
+    for (const r of rows) {
       if ((claimed !== undefined && r.counter >= claimed) || this.inDoubt.has(r.counter)) break;
+      // Lost on this side once: the other side offers it, nothing passes it.
+      if (r.avoid === by) break;
       out.push({ counter: r.counter, message: JSON.parse(r.message) as InboxMessage });
     }
     return out;
@@ -379,7 +459,7 @@ export class InboxStore {
     elsewhere: ReadonlySet<number>,
   ): HeldMessage | undefined {
     if (this.claimed.has(sid) || !this.queue.flush()) return undefined;
-    const oldest = this.heldRows(sid, now - retentionMs)[0];
+    const oldest = this.heldRows(sid, now - retentionMs, "direct")[0];
     if (oldest === undefined || elsewhere.has(oldest.counter)) return undefined;
     this.claimed.set(sid, oldest.counter);
     return oldest;
@@ -401,17 +481,136 @@ export class InboxStore {
   /** End a claim: a message that got through is recorded delivered (the
    * promise settles once committed); one that did not stays held, its
    * `offering` mark cleared. */
-  async settleClaim(sid: string, counter: number, delivered: boolean, now: number): Promise<void> {
+  async settleClaim(
+    sid: string,
+    counter: number,
+    delivered: boolean,
+    now: number,
+    route: ReceiptRoute = "socket",
+  ): Promise<void> {
     try {
       await this.queue.run(() => {
         if (!delivered) return this.clearOffered.run(sid, counter);
-        this.markDelivered.run(now, sid, counter);
+        this.markDelivered.run(now, route, sid, counter);
         this.heldCounts.delete(sid);
       });
-      if (delivered) this.noteGone(sid, [counter]);
+      if (delivered) {
+        this.noteGone(sid, [counter]);
+        this.told([{ sid, counter, route, at: now }]);
+      }
     } finally {
       this.claimed.delete(sid);
     }
+  }
+
+  /** The stored rows of these counters (a receipt each). Commits what is
+   * queued first, so a message just sent is among them. */
+  receiptRows(counters: readonly number[]): ReceiptRow[] {
+    if (counters.length === 0) return [];
+    this.queue.flush();
+    const marks = counters.map(() => "?").join(", ");
+    const rows = this.db
+      .prepare(`SELECT ${RECEIPT_COLUMNS} FROM inbox WHERE counter IN (${marks}) ORDER BY counter`)
+      .all(...counters) as (Omit<ReceiptRow, "message"> & { message: string })[];
+    return rows.map(parseReceiptRow);
+  }
+
+  /** The newest `limit` rows sent by `from` (every sender's when
+   * undefined), newest first. */
+  recentReceipts(from: string | undefined, limit: number): ReceiptRow[] {
+    this.queue.flush();
+    const rows = (
+      from === undefined
+        ? this.db
+            .prepare(`SELECT ${RECEIPT_COLUMNS} FROM inbox ORDER BY counter DESC LIMIT ?`)
+            .all(limit)
+        : this.db
+            .prepare(
+              `SELECT ${RECEIPT_COLUMNS} FROM inbox WHERE json_extract(message, '$.from') = ?
+               ORDER BY counter DESC LIMIT ?`,
+            )
+            .all(from, limit)
+    ) as (Omit<ReceiptRow, "message"> & { message: string })[];
+    return rows.map(parseReceiptRow);
+  }
+
+  /**
+   * The recipient's transcript shows the message as the model's input at
+   * `at`: stamp it — only a row of that very session (a mid quoted in
+   * another session's transcript stamps nothing), and only once. A row held
+   * again because it looked lost is settled delivered by it (its first
+   * delivery arrived late): it is not offered a second time. Resolves with
+   * whether a row was stamped.
+   */
+  async stampSeen(sid: string, counter: number, at: number): Promise<boolean> {
+    const settled = { held: false };
+    const changed = await this.queue.run(() => {
+      const delivered = this.db
+        .prepare(
+          "UPDATE inbox SET seen_at = ? WHERE counter = ? AND sid = ? AND state = 'delivered' AND seen_at IS NULL",
+        )
+        .run(at, counter, sid).changes;
+      if (delivered === 1 || this.claimed.get(sid) === counter) return delivered;
+      const held = this.db
+        .prepare(
+          `UPDATE inbox SET seen_at = ?, state = 'delivered', settled_at = ?, avoid = NULL
+           WHERE counter = ? AND sid = ? AND state = 'held' AND unseen IS NOT NULL AND offered_at IS NULL`,
+        )
+        .run(at, at, counter, sid).changes;
+      settled.held = held === 1;
+      if (settled.held) this.heldCounts.delete(sid);
+      return held;
+    });
+    if (settled.held) this.noteGone(sid, [counter]);
+    return changed === 1;
+  }
+
+  /** The model answered after seeing the message (`at`): stamp it once. */
+  async stampRead(sid: string, counter: number, at: number): Promise<boolean> {
+    const changed = await this.queue.run(
+      () =>
+        this.db
+          .prepare(
+            "UPDATE inbox SET read_at = ? WHERE counter = ? AND sid = ? AND seen_at IS NOT NULL AND read_at IS NULL",
+          )
+          .run(at, counter, sid).changes,
+    );
+    return changed === 1;
+  }
+
+  /**
+   * A delivered message the recipient's transcript moved on without: record
+   * `why`, and with `reoffer`, hold it again for the other side's routes
+   * only (`avoid`), oldest first among what is held. Resolves with whether
+   * the row was still delivered and unseen.
+   */
+  async markUnseen(
+    sid: string,
+    counter: number,
+    why: string,
+    reoffer: RouteSide | undefined,
+  ): Promise<boolean> {
+    const row = await this.queue.run(() => {
+      const r = this.db
+        .prepare(
+          "SELECT sent_at FROM inbox WHERE counter = ? AND sid = ? AND state = 'delivered' AND seen_at IS NULL",
+        )
+        .get(counter, sid) as { sent_at: number } | undefined;
+      if (r === undefined) return undefined;
+      if (reoffer === undefined)
+        this.db.prepare("UPDATE inbox SET unseen = ? WHERE counter = ?").run(why, counter);
+      else {
+        this.db
+          .prepare(
+            "UPDATE inbox SET unseen = ?, avoid = ?, state = 'held', settled_at = NULL WHERE counter = ?",
+          )
+          .run(why, reoffer, counter);
+        this.heldCounts.delete(sid);
+      }
+      return r;
+    });
+    if (row !== undefined && reoffer !== undefined) this.noteHeld(sid, counter, row.sent_at);
+    return row !== undefined;
   }
 
   /**
@@ -440,8 +639,20 @@ export class InboxStore {
     const stepEnd = this.db.prepare(
       "SELECT max(counter) AS n FROM (SELECT counter FROM inbox WHERE counter > ? ORDER BY counter LIMIT ?)",
     );
+    // Delivered rows stay a day for their receipts, the newest
+    // RECEIPT_KEEP_ROWS of them at most; held ones until they expire.
+    const keptFrom = (
+      this.db
+        .prepare(
+          "SELECT counter FROM inbox WHERE state = 'delivered' ORDER BY counter DESC LIMIT 1 OFFSET ?",
+        )
+        .get(RECEIPT_KEEP_ROWS) as { counter: number } | undefined
+    )?.counter;
+    const keepAfter = now - RECEIPT_KEEP_MS;
     const remove = this.db.prepare(
-      "DELETE FROM inbox WHERE counter > ? AND counter <= ? AND (state != 'held' OR sent_at <= ?)",
+      `DELETE FROM inbox WHERE counter > ? AND counter <= ? AND (
+         (state = 'held' AND sent_at <= ?) OR state NOT IN ('held', 'delivered')
+         OR (state = 'delivered' AND (coalesce(settled_at, sent_at) <= ? OR counter <= ?)))`,
     );
     let removed = 0;
     let from = 0;
@@ -449,7 +660,8 @@ export class InboxStore {
       const start = from;
       [from, removed] = await this.queue.run(() => {
         const end = Math.min((stepEnd.get(start, step) as { n: number | null }).n ?? floor, floor);
-        return [end, removed + remove.run(start, end, cutoff).changes] as const;
+        const n = remove.run(start, end, cutoff, keepAfter, keptFrom ?? 0).changes;
+        return [end, removed + n] as const;
       });
     }
     return removed;
@@ -462,4 +674,8 @@ export class InboxStore {
       | undefined;
     return Math.max(Number(row?.value ?? 0), this.highestCounter());
   }
+}
+
+function parseReceiptRow(r: Omit<ReceiptRow, "message"> & { message: string }): ReceiptRow {
+  return { ...r, message: JSON.parse(r.message) as InboxMessage };
 }

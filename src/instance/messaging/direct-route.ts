@@ -6,6 +6,7 @@ import { INBOX_RETENTION_MS } from "../../contract/constants.js";
 import { renderDirectDelivery } from "../../contract/direct-delivery.js";
 import type { Mid, Sid } from "../../contract/identifiers.js";
 import type { InboxMessage, MessageSendResult } from "../../contract/messaging.js";
+import type { ReceiptRoute } from "../../contract/receipts.js";
 import { deliverToSocket, SUPPORTED_PEER_PROTOCOL } from "../../harness/claude/messaging-socket.js";
 import { findSessionFile, type SessionFile } from "../../harness/claude/session-files.js";
 import { codexThread, queueIntoCodex } from "../../harness/codex/queue.js";
@@ -42,7 +43,12 @@ export interface DirectSetup {
  * what the other routes hold (DR-0053: oldest first on every route). */
 export interface DirectHooks {
   hold(sid: Sid, counter: number, message: InboxMessage): Promise<MessageSendResult>;
-  recordDelivered(sid: Sid, counter: number, message: InboxMessage): Promise<void>;
+  recordDelivered(
+    sid: Sid,
+    counter: number,
+    message: InboxMessage,
+    route: DirectRouteName,
+  ): Promise<void>;
   /** Route (a) stopped with messages for `sid` still held: hand them to the
    * session's `inbox` subscriber, if it has one. */
   offerElsewhere(sid: Sid): void;
@@ -56,6 +62,9 @@ export interface DirectHooks {
    * fate hears it. */
   delivered(sid: Sid, counter: number): void;
 }
+
+/** Route (a)'s name in a receipt. */
+export type DirectRouteName = Extract<ReceiptRoute, "socket" | "codex">;
 
 /** What route (a) reads of a state file. */
 type StateRow = Pick<SessionFile, "pid" | "sessionId" | "messagingSocketPath" | "peerProtocol">;
@@ -147,7 +156,7 @@ export class DirectRoute {
     const outcome = await this.exchange(target, sid, message);
     if (outcome === "delivered") {
       // Handed over: the reply says so whatever happens to the record.
-      await this.hooks.recordDelivered(sid, counter, message);
+      await this.hooks.recordDelivered(sid, counter, message, this.route);
       this.inbox.dropClaim(sid, counter);
       void this.offerHeldNow(sid, target);
       return { delivered: true };
@@ -158,7 +167,7 @@ export class DirectRoute {
       // The harness has it and shows it once its person releases it: handed
       // over, so recorded and answered so — offering it again would deliver
       // it twice, and around the gate its person set.
-      await this.hooks.recordDelivered(sid, counter, message);
+      await this.hooks.recordDelivered(sid, counter, message, this.route);
       return { delivered: true };
     }
     if (outcome === "refused") {
@@ -206,7 +215,7 @@ export class DirectRoute {
         );
         const through = outcome === "delivered" || outcome === "parked";
         await this.inbox
-          .settleClaim(sid, claim.counter, through, this.now())
+          .settleClaim(sid, claim.counter, through, this.now(), this.route)
           .catch((error: unknown) => {
             this.log.warn({ err: error, sid, mid: claim.message.mid }, "delivery not recorded");
           });
@@ -245,7 +254,7 @@ export class DirectRoute {
       const work = rows.map(async ({ counter, message }) => {
         const arrived = mentioned.has(message.mid);
         try {
-          await this.inbox.settleInDoubt(counter, arrived, this.now());
+          await this.inbox.settleInDoubt(counter, arrived, this.now(), this.route);
           this.log.info({ sid, mid: message.mid, arrived }, "hand-over in doubt settled");
           settled.add(sid);
         } catch (error) {
@@ -262,6 +271,11 @@ export class DirectRoute {
   private release(sid: Sid, offerRest: boolean): void {
     this.busy.delete(sid);
     if (offerRest) this.hooks.offerElsewhere(sid);
+  }
+
+  /** What a receipt calls this route. */
+  get route(): DirectRouteName {
+    return this.setup.harness === "codex" ? "codex" : "socket";
   }
 
   /** Whether an exchange for `sid` runs now. */

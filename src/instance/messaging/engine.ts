@@ -15,7 +15,7 @@ import type { Clock } from "../../util/clock.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import type { Connection } from "../wire/connection.js";
-import { DirectRoute, type DirectSetup } from "./direct-route.js";
+import { DirectRoute, type DirectRouteName, type DirectSetup } from "./direct-route.js";
 import { HandOvers } from "./hand-overs.js";
 import { type InboxDelivery, InboxLane } from "./inbox-lane.js";
 
@@ -195,7 +195,8 @@ export class Messaging {
     const claims = this.handOvers.beginSettle(conn, counters);
     if (claims === undefined) return [];
     try {
-      await this.inbox.settleDelivered(identity.sid, counters, this.clock.now());
+      const route = this.handOvers.mode(conn) === "take" ? "hook" : "waiter";
+      await this.inbox.settleDelivered(identity.sid, counters, this.clock.now(), route);
     } catch (error) {
       this.log.warn({ err: error, sid: identity.sid }, "hand-over not recorded: held again");
       this.afterRelease(identity.sid, this.handOvers.endSettle(conn, claims, false));
@@ -326,8 +327,8 @@ export class Messaging {
   private directHooks() {
     return {
       hold: (sid: Sid, counter: number, m: InboxMessage) => this.hold(sid, counter, m, "throttled"),
-      recordDelivered: (sid: Sid, counter: number, m: InboxMessage) =>
-        this.inbox.recordDelivered(sid, counter, m).catch((error: unknown) => {
+      recordDelivered: (sid: Sid, counter: number, m: InboxMessage, route: DirectRouteName) =>
+        this.inbox.recordDelivered(sid, counter, m, route).catch((error: unknown) => {
           this.log.warn({ err: error, sid }, "delivered message not recorded");
         }),
       offerElsewhere: (sid: Sid) => {

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { contractError } from "../../contract/errors.js";
 import type { InboxMessage, Notification } from "../../contract/messaging.js";
 import type { SearchAnswer } from "../../contract/search.js";
+import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
 import type { FoundSession, SearchRequest } from "../../harness/transcript-search.js";
 import type { DocRow } from "../../store/search-index.js";
@@ -64,6 +65,7 @@ export class SearchEngine {
   /** Why the index could not be opened, until it is (the worker retries). */
   private unavailable: string | undefined;
   private pageLimit: number | undefined;
+  private readonly receiptListeners: ((events: ReceiptEvent[]) => void)[] = [];
 
   private readied: (v: { fresh: boolean }) => void = () => {};
 
@@ -104,6 +106,9 @@ export class SearchEngine {
         case "caught_up":
           this.caughtUp = e.done;
           break;
+        case "receipts":
+          for (const l of this.receiptListeners) l(e.events);
+          break;
         case "warn":
           o.log.warn({ ...e.fields, err: e.err }, e.msg);
           break;
@@ -118,6 +123,19 @@ export class SearchEngine {
       readied({ fresh: false });
     });
     this.flush();
+  }
+
+  /** Be told what transcripts say about receipts, as the index reads them. */
+  onReceipts(listener: (events: ReceiptEvent[]) => void): void {
+    this.receiptListeners.push(listener);
+  }
+
+  /** Why no receipt can come now (the index cannot be opened), or
+   * undefined while it reads. */
+  receiptsUnavailable(): string | undefined {
+    if (this.unavailable !== undefined) return `the search index is unavailable: ${this.unavailable}`;
+    if (this.closed) return "the search index is stopped";
+    return undefined;
   }
 
   /** A message was sent (delivered or held). */

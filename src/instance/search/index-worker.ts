@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import { setImmediate as turn } from "node:timers/promises";
 import { parentPort, workerData } from "node:worker_threads";
 import type { InboxMessage } from "../../contract/messaging.js";
+import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
 import { openDatabase } from "../../store/database.js";
 import { type DocRow, openSearchIndex, SearchWriter } from "../../store/search-index.js";
@@ -39,6 +40,8 @@ export type IndexEvent =
   /** The index could not be opened (`why`); it is tried again by itself. */
   | { kind: "unavailable"; why: string }
   | { kind: "caught_up"; done: boolean }
+  /** What transcripts said about receipts, in order (DR-0054). */
+  | { kind: "receipts"; events: ReceiptEvent[] }
   | { kind: "warn"; msg: string; err?: string; fields?: Record<string, unknown> }
   | { kind: "closed" };
 
@@ -89,6 +92,7 @@ class Run {
         post({ kind: "caught_up", done });
       },
       drained: () => void this.merge(),
+      receipts: (events) => post({ kind: "receipts", events }),
     });
   }
 

@@ -2,6 +2,7 @@ import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import { join, sep } from "node:path";
 import type { Classified } from "../../harness/item-builder.js";
+import { foldStates, type ReceiptEvent, ReceiptScan } from "../../harness/receipt-evidence.js";
 import { itemText } from "../../harness/item-text.js";
 import { keyOf } from "../../harness/tool-pairs.js";
 import {
@@ -55,6 +56,9 @@ export interface IndexerOptions {
   caughtUp(done: boolean): void;
   /** Nothing is left to read (after every run of reading). */
   drained(): void;
+  /** What a batch of a session's main transcript said about receipts
+   * (DR-0054), once the batch is indexed. */
+  receipts?(events: ReceiptEvent[]): void;
 }
 
 /** A followed file as the indexer last saw it. */
@@ -68,6 +72,8 @@ interface Followed {
 interface Reader {
   classifier: TranscriptClassifier;
   facts: Facts;
+  /** A session's main transcript only. */
+  receipts?: ReceiptScan;
 }
 
 export class TranscriptIndexer {
@@ -293,6 +299,8 @@ export class TranscriptIndexer {
     );
     classifier.restore(JSON.parse(row.state) as ClassifierState);
     reader = { classifier, facts: JSON.parse(row.facts) as Facts };
+    if (row.agent_id === null && this.o.receipts !== undefined)
+      reader.receipts = new ReceiptScan(this.o.harness, row.sid);
     this.readers.set(row.path, reader);
     if (this.readers.size > KEEP_CLASSIFIERS) this.readers.delete(first(this.readers.keys())!);
     return reader;
@@ -306,9 +314,11 @@ export class TranscriptIndexer {
     const offset = last.offset + last.bytes;
     let state = "";
     let facts = "";
+    const receipts: ReceiptEvent[] = [];
     try {
       writer.batch(() => {
         for (const line of batch) {
+          reader.receipts?.line(line.text, line.record, receipts);
           if (line.record !== undefined) recordSaid(harness, line.record, reader.facts);
           const classified = reader.classifier.classify(line);
           for (const c of classified) {
@@ -344,6 +354,7 @@ export class TranscriptIndexer {
     row.offset = offset;
     row.state = state;
     row.facts = facts;
+    if (receipts.length > 0) this.o.receipts?.(foldStates(receipts));
   }
 
   /** A tool call's tool, for the results that follow it. */
