@@ -107,12 +107,13 @@ export class ReceiptScan {
   constructor(
     private readonly harness: TranscriptHarness,
     private readonly sid: string,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** One line; events are appended to `out`. */
   line(text: string, record: Record<string, unknown> | undefined, out: ReceiptEvent[]): void {
     const e = receiptEvidence(this.harness, text, record);
-    if (e === undefined || e.at < Date.now() - RELEVANT_MS) return;
+    if (e === undefined || e.at < this.now() - RELEVANT_MS) return;
     const { sid } = this;
     if (e.kind === "input") {
       this.inputsAt = Math.max(this.inputsAt ?? e.at, e.at);
@@ -124,7 +125,8 @@ export class ReceiptScan {
     }
     for (const mid of this.unread) out.push({ kind: "read", sid, mid, at: e.at });
     this.unread = [];
-    if (this.inputsAt !== undefined) out.push({ kind: "turn", sid, inputsAt: this.inputsAt, at: e.at });
+    if (this.inputsAt !== undefined)
+      out.push({ kind: "turn", sid, inputsAt: this.inputsAt, at: e.at });
     this.inputsAt = undefined;
     out.push({ kind: "state", sid, idle: e.idle, at: e.at });
   }

@@ -158,6 +158,7 @@ export function buildEngines(input: EngineInputs): Engines {
     registerMessaging({
       ...{ instanceId: id, sessions: sessions.sessions, store, hub, clock, log },
       ...{ harness, configHome, env, observer: search.search, forwarder: mesh.forwarder },
+      evidence: search.search,
     }),
   );
   const board = take(registerBoard({ store, team, hub, config, env, log }));

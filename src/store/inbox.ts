@@ -43,8 +43,7 @@ export interface ReceiptRow {
   unseen: string | null;
 }
 
-const RECEIPT_COLUMNS =
-  "counter, sid, state, message, settled_at, route, seen_at, read_at, unseen";
+const RECEIPT_COLUMNS = "counter, sid, state, message, settled_at, route, seen_at, read_at, unseen";
 
 /**
  * The inbox table: every message the instance accepted, `held` until its
@@ -101,7 +100,8 @@ export class InboxStore {
       "SELECT counter, message, avoid FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ? ORDER BY counter",
     );
     this.markDelivered = db.prepare(
-      "UPDATE inbox SET state = 'delivered', settled_at = ?, route = ? WHERE sid = ? AND state = 'held' AND counter = ?",
+      // Delivered (again): a loss noted before is history.
+      "UPDATE inbox SET state = 'delivered', settled_at = ?, route = ?, unseen = NULL, avoid = NULL WHERE sid = ? AND state = 'held' AND counter = ?",
     );
     // What the per-recipient limit counts and drops: held messages not in
     // flight (a frame on its way to a socket or a harness has `offered_at`).

@@ -59,4 +59,13 @@ describe("inbox compaction", () => {
     expect(rows()).toEqual([31]);
     expect(inbox.midFloor()).toBe(31);
   });
+
+  it("keeps delivered rows for a day, for their receipts (DR-0054)", async () => {
+    const { inbox, add, rows } = open();
+    add(1, "delivered", NOW - 2 * DAY);
+    add(2, "delivered", NOW - 3600 * 1000);
+    add(3, "dropped", NOW - 3600 * 1000);
+    await inbox.compact(NOW, 7 * DAY);
+    expect(rows()).toEqual([2]);
+  });
 });

@@ -164,6 +164,13 @@ export function connectHandlers(s: CommonPlaneDeps): Handlers {
         s.capabilities,
       );
       if (refused !== undefined) throw contractError(refused.code, refused.msg);
+      // A session holds the receipts of its own sends only (DR-0054).
+      if (
+        parsed.kind === "receipts" &&
+        ctx.caller.role === "session" &&
+        parsed.param !== ctx.caller.sid
+      )
+        throw contractError("forbidden", `a session may hold only receipts:${ctx.caller.sid}`);
       if (!s.hub.serves(parsed.kind)) {
         throw contractError(
           "internal_error",

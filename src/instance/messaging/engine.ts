@@ -18,6 +18,7 @@ import type { Connection } from "../wire/connection.js";
 import { DirectRoute, type DirectRouteName, type DirectSetup } from "./direct-route.js";
 import { HandOvers } from "./hand-overs.js";
 import { type InboxDelivery, InboxLane } from "./inbox-lane.js";
+import { type EvidenceSource, Receipts } from "./receipts.js";
 
 /** Told of every message sent and notification raised (the search index). */
 export interface MessagingObserver {
@@ -45,6 +46,8 @@ export interface MessagingDeps {
   observer?: MessagingObserver;
   /** Candidates on other instances (a port onto the mesh, DR-0048). */
   elsewhere?: CandidatesElsewhere;
+  /** What transcripts say the model saw (the search index, DR-0054). */
+  evidence?: EvidenceSource;
 }
 
 /**
@@ -75,6 +78,8 @@ export class Messaging {
   readonly lane: InboxLane;
   /** Route (a): straight into the recipient's harness. */
   readonly direct: DirectRoute;
+  /** What became of each message (DR-0054). */
+  readonly receipts: Receipts;
 
   constructor(deps: MessagingDeps) {
     const { inbox, hub, clock, log, sessions } = deps;
@@ -87,6 +92,13 @@ export class Messaging {
     this.observer = deps.observer;
     this.elsewhere = deps.elsewhere;
     this.direct = new DirectRoute(deps.direct, inbox, this.directHooks(), () => clock.now(), log);
+    this.receipts = new Receipts({
+      ...{ instanceId: deps.instanceId, inbox, hub, log, evidence: deps.evidence },
+      live: (sid) => sessions.lookup(sid)?.kind === "live",
+      label: (sid) => sessions.label(sid),
+      reoffer: (sid) => this.resume(sid),
+      notify: (sid, text) => this.notify(sid, text),
+    });
     // Mids resume above every mid this instance ever issued, so a `reply_to`
     // never points at a reused mid.
     this.counter = inbox.midFloor();

@@ -31,6 +31,11 @@ export function messagingHandlers(s: MessagingHandlerDeps): Handlers {
       return { posted_at: s.messaging.say(caller.sid, args.text) };
     },
 
+    receipts_read({ mids }, { caller }) {
+      const from = caller.role === "session" ? caller.sid : undefined;
+      return { receipts: s.messaging.receipts.read(mids, from) };
+    },
+
     say_mark_read(args) {
       s.messaging.clearUnread(args.sid);
       return {};

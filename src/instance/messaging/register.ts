@@ -9,6 +9,7 @@ import type { TopicHub } from "../topic-hub.js";
 import { directSetup } from "./direct-route.js";
 import { Messaging, type MessagingObserver } from "./engine.js";
 import { messagingHandlers } from "./handlers.js";
+import type { EvidenceSource } from "./receipts.js";
 
 /** What messaging is built on. */
 export interface MessagingRegisterDeps {
@@ -26,6 +27,8 @@ export interface MessagingRegisterDeps {
   observer: MessagingObserver;
   /** Candidates on other instances (DR-0048). */
   forwarder: Pick<Forwarder, "candidates">;
+  /** What transcripts say the model saw (the search index, DR-0054). */
+  evidence?: EvidenceSource;
 }
 
 /** Messages, notifications and `say` (contract §7): the engine, its inbox
@@ -36,7 +39,7 @@ export function registerMessaging(
   const { sessions, forwarder, log } = deps;
   const messaging = new Messaging({
     ...{ instanceId: deps.instanceId, sessions, inbox: deps.store.inbox, hub: deps.hub },
-    ...{ clock: deps.clock, log, observer: deps.observer },
+    ...{ clock: deps.clock, log, observer: deps.observer, evidence: deps.evidence },
     direct: directSetup(deps.env, deps.harness, deps.configHome, log),
     elsewhere: (row, local) => forwarder.candidates(row.repo_root ?? row.cwd, row.sid, local),
   });

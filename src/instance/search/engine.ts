@@ -133,7 +133,8 @@ export class SearchEngine {
   /** Why no receipt can come now (the index cannot be opened), or
    * undefined while it reads. */
   receiptsUnavailable(): string | undefined {
-    if (this.unavailable !== undefined) return `the search index is unavailable: ${this.unavailable}`;
+    if (this.unavailable !== undefined)
+      return `the search index is unavailable: ${this.unavailable}`;
     if (this.closed) return "the search index is stopped";
     return undefined;
   }

@@ -2,8 +2,8 @@ import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import { join, sep } from "node:path";
 import type { Classified } from "../../harness/item-builder.js";
-import { foldStates, type ReceiptEvent, ReceiptScan } from "../../harness/receipt-evidence.js";
 import { itemText } from "../../harness/item-text.js";
+import { foldStates, type ReceiptEvent, ReceiptScan } from "../../harness/receipt-evidence.js";
 import { keyOf } from "../../harness/tool-pairs.js";
 import {
   type ClassifierState,

@@ -1,0 +1,320 @@
+import type { Logger } from "pino";
+import { isMid, parseMid, type Sid } from "../../contract/identifiers.js";
+import type { Receipt, ReceiptRoute } from "../../contract/receipts.js";
+import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
+import type { DeliveredRow, InboxStore, ReceiptRow, RouteSide } from "../../store/inbox.js";
+import type { TopicHub } from "../topic-hub.js";
+import type { Connection } from "../wire/connection.js";
+
+// Receipts (DR-0054): a delivered message is *seen* once the recipient's
+// transcript records it as the model's input, *read* once the model answered
+// after it. The search index's worker reads the transcripts and posts what it
+// finds (`ReceiptEvent`); this side matches it to delivered rows and stamps
+// them. A delivered message the transcript moves on without, or that stays
+// unseen for UNSEEN_AFTER_MS while its session is idle, is offered again by
+// the other side's routes, and if still unseen its person is told. Nothing on
+// the send path waits for any of it.
+
+/** A request formed this long after the delivery without the message proves
+ * it lost: within it, the harness may have formed the request already. */
+export const MOVED_ON_SLACK_MS = 2000;
+/** Unseen after this long while the session is live and idle. */
+export const UNSEEN_AFTER_MS = 60_000;
+/** A watch on a session that never comes back ends after this many checks. */
+const MAX_CHECKS = 30;
+/** Sightings of mids not (yet) recorded delivered, kept for the record that
+ * follows them (the transcript can be read before the delivery commits). */
+const MAX_EARLY = 5000;
+/** What a snapshot carries: the newest receipts. */
+const SNAPSHOT_RECEIPTS = 100;
+
+/** Where the evidence comes from (the search index, DR-0037). */
+export interface EvidenceSource {
+  onReceipts(listener: (events: ReceiptEvent[]) => void): void;
+  /** Why no receipt can come now, or undefined. */
+  receiptsUnavailable(): string | undefined;
+}
+
+export interface ReceiptsDeps {
+  instanceId: string;
+  inbox: InboxStore;
+  hub: TopicHub;
+  log: Logger;
+  evidence: EvidenceSource | undefined;
+  /** Whether the session is live now. */
+  live(sid: Sid): boolean;
+  /** What to call a session in a person's notification. */
+  label(sid: Sid): string;
+  /** The message was held again for the other side's routes: offer it. */
+  reoffer(sid: Sid): void;
+  /** Tell the person. */
+  notify(sid: Sid, text: string): void;
+}
+
+/** One delivered message waited on. */
+interface Watch {
+  sid: Sid;
+  counter: number;
+  route: ReceiptRoute;
+  /** Wall-clock time of the delivery, as transcripts stamp theirs. */
+  at: number;
+  /** Offered again already (a second loss tells the person). */
+  again: boolean;
+  checks: number;
+  timer?: NodeJS.Timeout;
+}
+
+export class Receipts {
+  private readonly watched = new Map<number, Watch>();
+  /** Re-offered messages not delivered again yet. */
+  private readonly reoffered = new Map<number, Watch>();
+  private readonly early = new Map<number, { sid: string; at: number; readAt?: number }>();
+  private readonly idle = new Map<Sid, boolean>();
+  /** `receipts:<sid>` names held now. */
+  private readonly heldNames = new Set<string>();
+
+  constructor(private readonly d: ReceiptsDeps) {
+    d.inbox.onDelivered((rows) => {
+      for (const row of rows) this.delivered(row);
+    });
+    d.evidence?.onReceipts((events) => {
+      for (const e of events) this.evidence(e);
+    });
+    d.hub.provideSnapshot("receipts", (conn, param) => this.snapshot(conn, param));
+    d.hub.onHeld((name, count) => {
+      if (!name.startsWith("receipts:")) return;
+      if (count > 0) this.heldNames.add(name);
+      else this.heldNames.delete(name);
+    });
+  }
+
+  /** The receipts of these mids, a session's own sends only. */
+  read(mids: readonly string[], from: Sid | undefined): Receipt[] {
+    const counters = mids.flatMap((m) => {
+      const p = isMid(m) ? parseMid(m) : undefined;
+      return p?.instance === this.d.instanceId ? [p.counter] : [];
+    });
+    const rows = this.d.inbox.receiptRows(counters);
+    return rows.filter((r) => from === undefined || r.message.from === from).map((r) => this.of(r));
+  }
+
+  /** The newest receipts of `from`'s sends (every sender's when undefined). */
+  recent(from: Sid | undefined, limit = SNAPSHOT_RECEIPTS): Receipt[] {
+    return this.d.inbox.recentReceipts(from, limit).map((r) => this.of(r));
+  }
+
+  private snapshot(conn: Connection, param: string | undefined): { receipts: Receipt[] } {
+    const identity = conn.identity;
+    // A session holds only `receipts:<its sid>` (the subscribe op checks).
+    const from = identity?.role === "session" ? identity.sid : param;
+    return { receipts: this.recent(from).reverse() };
+  }
+
+  /** A row as a receipt. */
+  private of(r: ReceiptRow): Receipt {
+    const out: Receipt = {
+      mid: r.message.mid,
+      to: r.sid,
+      from: r.message.from,
+      sent_at: r.message.sent_at,
+      state: "held",
+    };
+    if (r.route !== null) out.route = r.route;
+    if (r.seen_at !== null) out.seen_at = r.seen_at;
+    if (r.read_at !== null) out.read_at = r.read_at;
+    if (r.state === "delivered" && r.settled_at !== null) out.delivered_at = r.settled_at;
+    if (r.state === "dropped") out.state = "dropped";
+    else if (r.read_at !== null) out.state = "read";
+    else if (r.seen_at !== null) out.state = "seen";
+    else if (r.unseen !== null) {
+      out.state = "unseen";
+      out.why = r.unseen;
+    } else if (r.state === "delivered") {
+      out.state = "delivered";
+      const why = this.d.evidence?.receiptsUnavailable() ?? this.noEvidence();
+      if (why !== undefined) out.why = `no receipt can come: ${why}`;
+    }
+    return out;
+  }
+
+  private noEvidence(): string | undefined {
+    return this.d.evidence === undefined ? "this instance reads no transcripts" : undefined;
+  }
+
+  /** Publish the receipts of these counters to whoever holds them. */
+  private publish(counters: readonly number[]): void {
+    const { hub } = this.d;
+    if (counters.length === 0 || hub.count("receipts") + this.sessionHolders() === 0) return;
+    const receipts = this.d.inbox.receiptRows(counters).map((r) => this.of(r));
+    if (receipts.length === 0) return;
+    hub.publish("receipts", { receipts });
+    const bySender = new Map<string, Receipt[]>();
+    for (const r of receipts) bySender.set(r.from, [...(bySender.get(r.from) ?? []), r]);
+    for (const [from, list] of bySender)
+      if (this.heldNames.has(`receipts:${from}`))
+        hub.publish(`receipts:${from}`, { receipts: list });
+  }
+
+  /** How many `receipts:<sid>` names someone holds. */
+  private sessionHolders(): number {
+    return this.heldNames.size;
+  }
+
+  private delivered(row: DeliveredRow): void {
+    const early = this.early.get(row.counter);
+    this.early.delete(row.counter);
+    const was = this.reoffered.get(row.counter);
+    this.reoffered.delete(row.counter);
+    clearTimeout(was?.timer);
+    if (early !== undefined && early.sid === row.sid) {
+      void this.stamp(row.sid, row.counter, early.at, early.readAt);
+      return;
+    }
+    const watch: Watch = {
+      sid: row.sid,
+      counter: row.counter,
+      route: row.route,
+      at: Date.now(),
+      again: was !== undefined,
+      checks: 0,
+    };
+    this.clearWatch(row.counter);
+    this.watched.set(row.counter, watch);
+    this.arm(watch);
+    this.publish([row.counter]);
+  }
+
+  private arm(w: Watch): void {
+    w.timer = setTimeout(() => this.check(w), UNSEEN_AFTER_MS);
+    w.timer.unref();
+  }
+
+  private clearWatch(counter: number): void {
+    const w = this.watched.get(counter);
+    if (w === undefined) return;
+    clearTimeout(w.timer);
+    this.watched.delete(counter);
+  }
+
+  /** UNSEEN_AFTER_MS passed: unseen when the session is live and idle and
+   * the evidence flows; otherwise look again later. */
+  private check(w: Watch): void {
+    if (this.watched.get(w.counter) !== w) return;
+    const noEvidence = this.d.evidence === undefined || this.d.evidence.receiptsUnavailable();
+    if (!noEvidence && this.d.live(w.sid) && this.idle.get(w.sid) !== false) {
+      void this.unseen(w, `not seen in ${UNSEEN_AFTER_MS / 1000} s while the session was idle`);
+      return;
+    }
+    if (++w.checks >= MAX_CHECKS) this.clearWatch(w.counter);
+    else this.arm(w);
+  }
+
+  private evidence(e: ReceiptEvent): void {
+    if (e.kind === "state") {
+      this.idle.set(e.sid, e.idle);
+      return;
+    }
+    if (e.kind === "turn") {
+      for (const w of [...this.watched.values()])
+        if (w.sid === e.sid && e.inputsAt > w.at + MOVED_ON_SLACK_MS)
+          void this.unseen(w, "its model answered a request formed after the delivery without it");
+      return;
+    }
+    const p = parseMid(e.mid);
+    if (p.instance !== this.d.instanceId) return;
+    if (e.kind === "read") {
+      const early = this.early.get(p.counter);
+      if (early !== undefined && early.sid === e.sid) early.readAt = e.at;
+      else void this.stamp(e.sid, p.counter, undefined, e.at);
+      return;
+    }
+    const w = this.watched.get(p.counter);
+    // Another session's transcript quoting the envelope stamps nothing.
+    if (w !== undefined && w.sid !== e.sid) return;
+    this.clearWatch(p.counter);
+    void this.stamp(e.sid, p.counter, e.at, undefined).then((stamped) => {
+      if (stamped || this.watched.has(p.counter)) return;
+      // Not delivered (yet): the delivery's record may follow.
+      this.early.set(p.counter, { sid: e.sid, at: e.at });
+      if (this.early.size > MAX_EARLY) this.early.delete(this.early.keys().next().value!);
+    });
+  }
+
+  /** Stamp seen and/or read; resolves with whether seen was stamped. */
+  private async stamp(
+    sid: Sid,
+    counter: number,
+    seenAt: number | undefined,
+    readAt: number | undefined,
+  ): Promise<boolean> {
+    try {
+      const seen = seenAt !== undefined && (await this.d.inbox.stampSeen(sid, counter, seenAt));
+      if (seen) {
+        this.clearWatch(counter);
+        const again = this.reoffered.get(counter);
+        this.reoffered.delete(counter);
+        clearTimeout(again?.timer);
+      }
+      const read = readAt !== undefined && (await this.d.inbox.stampRead(sid, counter, readAt));
+      if (seen || read) this.publish([counter]);
+      return seen;
+    } catch (error) {
+      this.d.log.warn({ err: error, sid, counter }, "receipt not stamped");
+      return false;
+    }
+  }
+
+  /** The message looks lost: offered again by the other side's routes, or,
+   * lost a second time, its person is told. */
+  private async unseen(w: Watch, why: string): Promise<void> {
+    this.clearWatch(w.counter);
+    const mid = `${this.d.instanceId}/${w.counter}`;
+    const side: RouteSide = w.route === "socket" || w.route === "codex" ? "direct" : "lane";
+    try {
+      if (w.again) {
+        if (await this.d.inbox.markUnseen(w.sid, w.counter, why, undefined)) {
+          this.tell(w, mid, `${why}, also when offered again`);
+          this.publish([w.counter]);
+        }
+        return;
+      }
+      const other = side === "direct" ? "its waiter or hook" : "its harness's socket";
+      if (
+        !(await this.d.inbox.markUnseen(
+          w.sid,
+          w.counter,
+          `${why}; offered again through ${other}`,
+          side,
+        ))
+      )
+        return;
+      this.d.log.info({ sid: w.sid, mid, route: w.route, why }, "message unseen: offered again");
+      this.publish([w.counter]);
+      const again: Watch = { ...w, again: true, checks: 0 };
+      again.timer = setTimeout(() => {
+        if (this.reoffered.get(w.counter) !== again) return;
+        this.reoffered.delete(w.counter);
+        this.tell(w, mid, `${why}; offered again, no other route took it`);
+      }, UNSEEN_AFTER_MS);
+      again.timer.unref();
+      this.reoffered.set(w.counter, again);
+      this.d.reoffer(w.sid);
+    } catch (error) {
+      this.d.log.warn({ err: error, sid: w.sid, mid }, "unseen message not recorded");
+    }
+  }
+
+  private tell(w: Watch, mid: string, why: string): void {
+    this.d.log.warn({ sid: w.sid, mid, why }, "message not seen by its recipient's model");
+    this.d.notify(
+      w.sid,
+      `message ${mid} to ${this.d.label(w.sid)} was not seen by its model: ${why}`,
+    );
+  }
+
+  dispose(): void {
+    for (const w of [...this.watched.values(), ...this.reoffered.values()]) clearTimeout(w.timer);
+    this.watched.clear();
+    this.reoffered.clear();
+  }
+}
