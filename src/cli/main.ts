@@ -99,14 +99,31 @@ export const COMMANDS: Record<
   post: {
     group: messages,
     asSession: true,
-    help: "post <sid> <text> — send a message to a session",
-    more: "Answers delivered, or held and why (preparing, paused, disappeared, throttled, inbox_full).",
+    help: "post <sid> <text> [--wait seen[:timeout]] — send a message to a session",
+    more: [
+      "Answers delivered, or held and why (preparing, paused, disappeared, throttled, inbox_full).",
+      "  --wait seen[:timeout]  then wait until the recipient's transcript shows its model got it",
+      "                         (default 120 s; e.g. seen:30s) and print the receipt; exit 1",
+      "                         with a line on stderr when it was not seen in time",
+    ].join("\n"),
   },
   reply: {
     group: messages,
     asSession: true,
-    help: "reply <mid> [--to <sid>] <text> — answer a delivered message",
-    more: "Without --to the answer goes to the person, as a notification about this session.",
+    help: "reply <mid> [--to <sid>] <text> [--wait seen[:timeout]] — answer a delivered message",
+    more: [
+      "Without --to the answer goes to the person, as a notification about this session.",
+      "  --wait seen[:timeout]  (with --to) wait for the receipt, as `post` does",
+    ].join("\n"),
+  },
+  sent: {
+    group: () => import("./receipts.js").then((m) => ({ sent: m.sent })),
+    asSession: true,
+    help: "sent [--limit n] — recent messages this session sent, and whether their models saw them",
+    more: [
+      "As the person, every recent message. States: held, delivered, seen (in the model's input,",
+      "by the recipient's transcript), read (the model answered after it), unseen, dropped.",
+    ].join("\n"),
   },
   notify: {
     group: messages,

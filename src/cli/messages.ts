@@ -6,6 +6,7 @@ import type { SessionMeta } from "../contract/peers.js";
 import type { OpArgs } from "../contract/schemas.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
+import { sendWaitingSeen } from "./receipts.js";
 import { sidArg } from "./sid-args.js";
 import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
@@ -104,11 +105,17 @@ export const stopping: Command = async (argv) => {
 
 /** `ccmsg post <sid> <text>` — send as this session (or as the person). */
 export const post: Command = async (argv) => {
-  const { values, positionals } = parse(argv, {}, "ccmsg post <sid> <text>");
+  const { values, positionals } = parse(
+    argv,
+    { wait: { type: "string" } },
+    "ccmsg post <sid> <text> [--wait seen[:timeout]]",
+  );
   const [to, ...words] = positionals;
   if (to === undefined || words.length === 0)
     throw new ContractError("invalid_args", "usage: ccmsg post <sid> <text>");
-  await send(values, { to: await sidArg(values, to, "the recipient"), text: words.join(" ") });
+  const args = { to: await sidArg(values, to, "the recipient"), text: words.join(" ") };
+  if (values.wait !== undefined) return sendWaitingSeen(values, args, values.wait, "post");
+  await send(values, args);
 };
 
 /** `ccmsg reply <mid> [--to <sid>] <text>` — answer a delivered message. The
@@ -117,8 +124,8 @@ export const post: Command = async (argv) => {
 export const reply: Command = async (argv) => {
   const { values, positionals } = parse(
     argv,
-    { to: { type: "string" } },
-    "ccmsg reply <mid> [--to <sid>] <text>",
+    { to: { type: "string" }, wait: { type: "string" } },
+    "ccmsg reply <mid> [--to <sid>] <text> [--wait seen[:timeout]]",
   );
   const [mid, ...words] = positionals;
   if (mid === undefined || words.length === 0)
@@ -126,9 +133,16 @@ export const reply: Command = async (argv) => {
   const text = words.join(" ");
   if (values.to !== undefined) {
     const to = await sidArg(values, values.to, "the recipient (--to)");
+    if (values.wait !== undefined)
+      return sendWaitingSeen(values, { to, text, reply_to: mid }, values.wait, "reply");
     await send(values, { to, text, reply_to: mid });
     return;
   }
+  if (values.wait !== undefined)
+    throw new ContractError(
+      "invalid_args",
+      "--wait seen needs --to: a person's answer has no receipt",
+    );
   const sid = sessionId(values);
   if (sid === undefined) {
     throw new ContractError(

@@ -127,12 +127,21 @@ function peerRow(p: PeerInfo | LastLiveSession) {
 export const TOOLS: Record<string, Tool> = {
   send: tool({
     description:
-      "Send a message to another session (sid from peers). Answers delivered, or held with the reason and live candidates.",
-    input: Type.Object({ to: str(SID_ARG), text: str("1-3 sentences") }),
+      "Send a message to another session (sid from peers). Answers delivered, or held with the reason and live candidates. With wait, also waits (seconds) until the recipient's model saw it and answers its receipt.",
+    input: Type.Object({
+      to: str(SID_ARG),
+      text: str("1-3 sentences"),
+      wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 600, description: "seconds" })),
+    }),
     async run(a, ctx) {
-      actor(ctx, "send");
+      const sid = actor(ctx, "send");
       const to = await sidOf(ctx, a.to, "the recipient (to)");
-      return json(await ctx.link.call("message_send", { to, text: a.text }));
+      const args = { to, text: a.text };
+      if (a.wait === undefined) return json(await ctx.link.call("message_send", args));
+      const waitMs = a.wait * 1000;
+      const { sendAndWait } = await import("../client/receipts.js");
+      const out = await ctx.link.use((client) => sendAndWait(client, sid, args, waitMs));
+      return json({ ...out.result, receipt: out.receipt ?? null, seen: out.seen });
     },
   }),
   reply: tool({
