@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { Client } from "../src/client/client.js";
 import { CLI, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
+import { postToSeen } from "./receipts-latency.js";
 
 // The hooks a Claude Code session runs (issue 9): what each costs to start,
 // and how long a message takes from `message_send` to the waiter's exit 2
@@ -69,6 +70,8 @@ export async function benchHooks() {
     if (reply.delivered && code === 2) wakes.push(performance.now() - t0);
   }
   sender.close();
+  // Post → seen_at (DR-0054), by the messaging socket and by the waiter.
+  const seen = await postToSeen(inst.socket, join(dir, ".claude"), env);
   inst.child.kill("SIGTERM");
   await new Promise((r) => inst.child.once("exit", r));
   rmSync(dir, { recursive: true, force: true });
@@ -89,6 +92,7 @@ export async function benchHooks() {
       p50: round(median(wakes)),
       p99: round(percentile(wakes, 99)),
     },
+    post_to_seen_ms: seen,
     targets: { hook_start_over_node_ms: 25 },
   };
 }
