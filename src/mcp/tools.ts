@@ -127,11 +127,11 @@ function peerRow(p: PeerInfo | LastLiveSession) {
 export const TOOLS: Record<string, Tool> = {
   send: tool({
     description:
-      "Send a message to another session (sid from peers). Answers delivered, or held with the reason and live candidates. With wait, also waits (seconds) until the recipient's model saw it and answers its receipt.",
+      "Send a message to another session (sid from peers). Answers delivered, or held and why; with wait (s), also its receipt once the model saw it.",
     input: Type.Object({
       to: str(SID_ARG),
       text: str("1-3 sentences"),
-      wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 600, description: "seconds" })),
+      wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 600 })),
     }),
     async run(a, ctx) {
       const sid = actor(ctx, "send");

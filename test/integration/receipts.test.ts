@@ -6,7 +6,7 @@ import type { InboxMessage } from "../../src/contract/messaging.js";
 import type { Receipt } from "../../src/contract/receipts.js";
 import { requiredPath } from "../helpers/env.js";
 import { FakeHarness } from "../helpers/fake-harness.js";
-import { runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import { isolatedHome, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // Receipts (DR-0054) against a FakeHarness: a messaging socket that answers
@@ -172,4 +172,40 @@ describe("receipts from the recipient's transcript", () => {
     });
     a.close();
   });
+
+  it("with the search index failing, a delivered message stays delivered and says why", async () => {
+    const { env } = isolatedHome();
+    const failing = await startInstance({ env: { ...env, CCMSG_TEST_SEARCH_INDEX_FULL: "1" } });
+    try {
+      const home = requiredPath(failing.env, "CLAUDE_CONFIG_DIR");
+      const [A, B] = [newSid(), newSid()];
+      const a = await Peer.unix(failing.socket);
+      await a.helloSession(A);
+      const harness = await FakeHarness.start({ configHome: home, sid: B });
+      const b = await Peer.unix(failing.socket);
+      await b.helloSession(B);
+      expect(await a.call("message_send", { to: B, text: "no index" })).toEqual({
+        delivered: true,
+      });
+      const [frame] = await harness.taken(1);
+      const mid = /ccmsg-mid="([^"]+)"/.exec(frame!.message.content)![1]!;
+      // Once the index has tried to open, the receipt says why none can come.
+      let r: Receipt | undefined;
+      for (let i = 0; i < 250; i++) {
+        r = (await a.call<{ receipts: Receipt[] }>("receipts_read", { mids: [mid] })).receipts[0];
+        if (r?.why !== undefined) break;
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      expect(r).toMatchObject({ mid, state: "delivered", route: "socket" });
+      expect(r!.why).toMatch(/^no receipt can come: the search index is unavailable/);
+      // Another session's receipts are not its to read.
+      const b2 = await b.call<{ receipts: Receipt[] }>("receipts_read", { mids: [mid] });
+      expect(b2.receipts).toEqual([]);
+      a.close();
+      b.close();
+      await harness.stop();
+    } finally {
+      await failing.stop();
+    }
+  }, 30_000);
 });

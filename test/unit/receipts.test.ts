@@ -160,6 +160,7 @@ describe("receipts from the evidence", () => {
   it("offers a message again by the other side when its transcript moved on without it", async () => {
     const { inbox, receipts, tell, settle } = rig();
     await inbox.recordDelivered(B, 3, message(3));
+    await settle();
     tell([{ kind: "turn", sid: B, inputsAt: Date.now() + 5000, at: Date.now() + 6000 }]);
     await settle();
     expect(receipts.read([`${INSTANCE}/3`], undefined)[0]).toMatchObject({ state: "unseen" });

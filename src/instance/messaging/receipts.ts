@@ -74,8 +74,11 @@ export class Receipts {
   private readonly heldNames = new Set<string>();
 
   constructor(private readonly d: ReceiptsDeps) {
+    // After the turn: the send that recorded it answers first.
     d.inbox.onDelivered((rows) => {
-      for (const row of rows) this.delivered(row);
+      setImmediate(() => {
+        for (const row of rows) this.delivered(row);
+      });
     });
     d.evidence?.onReceipts((events) => {
       for (const e of events) this.evidence(e);
