@@ -134,17 +134,20 @@ export async function postToSeen(socket: string, configHome: string, env: NodeJS
     });
     child.stdin!.end(JSON.stringify({ session_id: sid, hook_event_name: "Stop" }));
     const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-    await new Promise((r) => setTimeout(r, 250));
+    // Until the waiter has greeted, the session is unknown and nothing is
+    // stored: ask again. One held instead (the waiter greeted, not yet
+    // subscribed) is left out: it would time the waiter's start.
+    let reply: { delivered: boolean } | undefined;
+    let t0 = 0;
     const seen = seenOf(sender, topic, sid);
-    const t0 = performance.now();
-    const reply = await sender
-      .call("message_send", { to: sid, text: `waiter ${i}` })
-      .catch(() => ({ delivered: false }));
-    if (!reply.delivered) {
-      child.kill();
-      continue;
+    for (let tries = 0; reply === undefined && tries < 200; tries++) {
+      await new Promise((r) => setTimeout(r, 50));
+      t0 = performance.now();
+      reply = await sender
+        .call("message_send", { to: sid, text: `waiter ${i}` })
+        .catch(() => undefined);
     }
-    if ((await exited) !== 2) continue;
+    if ((await exited) !== 2 || reply?.delivered !== true) continue;
     write(
       `<task-notification>\n<summary>Stop hook feedback</summary>\n</task-notification>\n<system-reminder>\nStop hook blocking error from command "Stop": ${stderr}\n\n</system-reminder>`,
     );
