@@ -1,12 +1,20 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { renderDirectDelivery } from "../../src/contract/direct-delivery.js";
 import type { InboxMessage } from "../../src/contract/messaging.js";
 import type { Receipt } from "../../src/contract/receipts.js";
 import { requiredPath } from "../helpers/env.js";
 import { FakeHarness } from "../helpers/fake-harness.js";
-import { isolatedHome, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import {
+  CLI,
+  isolatedHome,
+  runCli,
+  startInstance,
+  type TestInstance,
+} from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // Receipts (DR-0054) against a FakeHarness: a messaging socket that answers
@@ -208,4 +216,45 @@ describe("receipts from the recipient's transcript", () => {
       await failing.stop();
     }
   }, 30_000);
+
+  it("the MCP send tool with wait answers the receipt once the transcript shows the model got it", async () => {
+    const [A, B] = [newSid(), newSid()];
+    const harness = await FakeHarness.start({ configHome: claudeHome, sid: B });
+    const b = await session(B);
+    const log = transcript(B);
+    log.prompt("start", Date.now());
+    // The harness gives the model what its socket took, as Claude Code does.
+    void harness
+      .taken(1)
+      .then(([frame]) =>
+        log.prompt(`Another Claude session sent a message:\n${frame!.message.content}`, Date.now()),
+      );
+    const mcp = new McpClient({ name: "test-harness", version: "0" });
+    await mcp.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "mcp"],
+        env: { ...inst.env, CCMSG_STATE_DIR: inst.stateDir, CLAUDE_CODE_SESSION_ID: A },
+        stderr: "pipe",
+      }),
+    );
+    try {
+      const r = (await mcp.callTool({
+        name: "send",
+        arguments: { to: B, text: "seen through mcp", wait: 20 },
+      })) as { isError?: boolean; content: { text: string }[] };
+      expect(r.isError).not.toBe(true);
+      const out = JSON.parse(r.content[0]!.text) as {
+        delivered: boolean;
+        receipt: Receipt;
+        seen: boolean;
+      };
+      expect(out).toMatchObject({ delivered: true, seen: true });
+      expect(out.receipt).toMatchObject({ to: B, from: A, route: "socket", state: "seen" });
+    } finally {
+      await mcp.close();
+      b.close();
+      await harness.stop();
+    }
+  }, 60_000);
 });
