@@ -18,8 +18,17 @@ export type Evidence =
   | { kind: "input"; at: number; mids: string[] }
   | { kind: "answer"; at: number; idle: boolean };
 
-// In a JSONL record the attribute's quotes are escaped (`\"`).
-const MID_RE = /ccmsg-mid=\\?"([0-9a-f]{32}\/[0-9]{1,31})\\?"/g;
+const MID = "([0-9a-f]{32}/[0-9]{1,31})";
+/** A mid as the model is shown it: the envelope's attribute on every
+ * delivery route; and, in a tool's output, `ccmsg inbox`'s `[<mid>]` line or
+ * a `"mid": "<mid>"` member (`ccmsg inbox --json`, the MCP inbox tool), which
+ * take held messages too. In a JSONL record quotes are escaped (`\"`). */
+const MID_RE = new RegExp(
+  `ccmsg-mid=\\\\?"${MID}\\\\?"|\\[${MID}\\]|\\\\?"mid\\\\?":\\s*\\\\?"${MID}\\\\?"`,
+  "g",
+);
+/** Cheap tests before the expression runs: an envelope, or a mid's shape. */
+const MID_SHAPE = /[0-9a-f]{32}\/[0-9]/;
 
 /** The evidence in one transcript line (`record` is its parsed JSON), or
  * undefined for a record that is neither the model's input nor its output. */
@@ -32,12 +41,17 @@ export function receiptEvidence(
   const kind = harness === "codex" ? codexKind(record) : claudeKind(record);
   if (kind === undefined) return undefined;
   const at = timeOf(record.timestamp);
-  if (kind === "input") return { kind, at, mids: text.includes(MID_MARK) ? midsIn(text) : [] };
+  if (kind === "input")
+    return {
+      kind,
+      at,
+      mids: text.includes(MID_MARK) || MID_SHAPE.test(text) ? midsIn(text) : [],
+    };
   return { kind: "answer", at, idle: kind === "idle" };
 }
 
 function midsIn(text: string): string[] {
-  return [...new Set([...text.matchAll(MID_RE)].map((m) => m[1]!))];
+  return [...new Set([...text.matchAll(MID_RE)].map((m) => (m[1] ?? m[2] ?? m[3])!))];
 }
 
 type Kind = "input" | "busy" | "idle";

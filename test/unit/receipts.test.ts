@@ -71,6 +71,27 @@ describe("receipt evidence in a transcript", () => {
     expect(scan([quoting]).filter((e) => e.kind === "seen")).toEqual([]);
   });
 
+  it("counts a mid in a tool's output: ccmsg inbox took the message and showed it", () => {
+    const result = (text: string) =>
+      JSON.stringify({
+        type: "user",
+        timestamp: "2026-12-02T02:04:00.000Z",
+        message: {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "t1", content: text }],
+        },
+      });
+    for (const shown of [
+      `[${FIRST}] api: schema: hello`,
+      JSON.stringify({ messages: [{ mid: SECOND, text: "hello" }] }),
+    ]) {
+      const line = result(shown);
+      expect(receiptEvidence("claude", line, parseRecord(line))).toMatchObject({ kind: "input" });
+      const mids = (receiptEvidence("claude", line, parseRecord(line)) as { mids: string[] }).mids;
+      expect(mids).toHaveLength(1);
+    }
+  });
+
   it("reads a Codex rollout's user input and not the model's output", () => {
     const mid = "4732a4c0e79430b0ae270cf0a1d5746f/3";
     const line = (role: string) =>
