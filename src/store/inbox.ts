@@ -23,6 +23,10 @@ export interface DeliveredRow {
   counter: number;
   route: ReceiptRoute;
   at: number;
+  /** The harness keeps it for its person to release (Claude Code's
+   * `crossSessionInbound` hold): not seen until then, and never to be
+   * offered around that gate. */
+  parked?: true;
 }
 
 /** Which routes a held row goes by: route (a) into the harness, or the
@@ -288,12 +292,14 @@ export class InboxStore {
     counter: number,
     message: InboxMessage,
     route: ReceiptRoute = "socket",
+    parked = false,
   ): Promise<void> {
     const json = JSON.stringify(message);
     await this.queue.run(() => {
       this.insert.run(counter, sid, "delivered", json, message.sent_at, message.sent_at, route);
     });
-    this.told([{ sid, counter, route, at: message.sent_at }]);
+    const at = message.sent_at;
+    this.told([{ sid, counter, route, at, ...(parked ? { parked: true as const } : {}) }]);
   }
 
   /**
@@ -487,6 +493,7 @@ export class InboxStore {
     delivered: boolean,
     now: number,
     route: ReceiptRoute = "socket",
+    parked = false,
   ): Promise<void> {
     try {
       await this.queue.run(() => {
@@ -496,7 +503,7 @@ export class InboxStore {
       });
       if (delivered) {
         this.noteGone(sid, [counter]);
-        this.told([{ sid, counter, route, at: now }]);
+        this.told([{ sid, counter, route, at: now, ...(parked ? { parked: true as const } : {}) }]);
       }
     } finally {
       this.claimed.delete(sid);

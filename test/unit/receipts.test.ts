@@ -190,4 +190,15 @@ describe("receipts from the evidence", () => {
     expect(inbox.claimOldest(B, Date.now(), 1e9, new Set())).toBeUndefined();
     receipts.dispose();
   });
+
+  it("never judges a message its harness parked for its person lost: that gate is the person's", async () => {
+    const { inbox, receipts, tell, settle } = rig();
+    await inbox.recordDelivered(B, 4, message(4), "socket", true);
+    await settle();
+    tell([{ kind: "turn", sid: B, inputsAt: Date.now() + 5000, at: Date.now() + 6000 }]);
+    await settle();
+    expect(receipts.read([`${INSTANCE}/4`], undefined)[0]).toMatchObject({ state: "delivered" });
+    expect(inbox.peekHeld(B, Date.now(), 1e9)).toEqual([]);
+    receipts.dispose();
+  });
 });

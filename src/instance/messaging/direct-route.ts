@@ -48,6 +48,7 @@ export interface DirectHooks {
     counter: number,
     message: InboxMessage,
     route: DirectRouteName,
+    parked?: boolean,
   ): Promise<void>;
   /** Route (a) stopped with messages for `sid` still held: hand them to the
    * session's `inbox` subscriber, if it has one. */
@@ -167,7 +168,7 @@ export class DirectRoute {
       // The harness has it and shows it once its person releases it: handed
       // over, so recorded and answered so — offering it again would deliver
       // it twice, and around the gate its person set.
-      await this.hooks.recordDelivered(sid, counter, message, this.route);
+      await this.hooks.recordDelivered(sid, counter, message, this.route, true);
       return { delivered: true };
     }
     if (outcome === "refused") {
@@ -215,7 +216,7 @@ export class DirectRoute {
         );
         const through = outcome === "delivered" || outcome === "parked";
         await this.inbox
-          .settleClaim(sid, claim.counter, through, this.now(), this.route)
+          .settleClaim(sid, claim.counter, through, this.now(), this.route, outcome === "parked")
           .catch((error: unknown) => {
             this.log.warn({ err: error, sid, mid: claim.message.mid }, "delivery not recorded");
           });

@@ -339,8 +339,14 @@ export class Messaging {
   private directHooks() {
     return {
       hold: (sid: Sid, counter: number, m: InboxMessage) => this.hold(sid, counter, m, "throttled"),
-      recordDelivered: (sid: Sid, counter: number, m: InboxMessage, route: DirectRouteName) =>
-        this.inbox.recordDelivered(sid, counter, m, route).catch((error: unknown) => {
+      recordDelivered: (
+        sid: Sid,
+        counter: number,
+        m: InboxMessage,
+        route: DirectRouteName,
+        parked?: boolean,
+      ) =>
+        this.inbox.recordDelivered(sid, counter, m, route, parked).catch((error: unknown) => {
           this.log.warn({ err: error, sid }, "delivered message not recorded");
         }),
       offerElsewhere: (sid: Sid) => {

@@ -173,6 +173,11 @@ export class Receipts {
       void this.stamp(row.sid, row.counter, early.at, early.readAt);
       return;
     }
+    // Parked for its person: stamped when it shows, never judged lost.
+    if (row.parked) {
+      this.publish([row.counter]);
+      return;
+    }
     const watch: Watch = {
       sid: row.sid,
       counter: row.counter,
@@ -204,7 +209,9 @@ export class Receipts {
   private check(w: Watch): void {
     if (this.watched.get(w.counter) !== w) return;
     const noEvidence = this.d.evidence === undefined || this.d.evidence.receiptsUnavailable();
-    if (!noEvidence && this.d.live(w.sid) && this.idle.get(w.sid) !== false) {
+    // Idle as its own transcript last said: a session whose transcript the
+    // index has not read an answer of gives no evidence either way.
+    if (!noEvidence && this.d.live(w.sid) && this.idle.get(w.sid) === true) {
       void this.unseen(w, `not seen in ${UNSEEN_AFTER_MS / 1000} s while the session was idle`);
       return;
     }
