@@ -169,6 +169,20 @@ describe("receipts from the recipient's transcript", () => {
     await harness.stop();
   }, 60_000);
 
+  it("post --wait seen gives up at its timeout: exit 1 and a line saying what the message is", async () => {
+    const [A, B] = [newSid(), newSid()];
+    // B greeted once and left: its messages are held, never seen.
+    (await session(B)).close();
+    const r = await runCli(
+      ["post", B, "are you there?", "--wait", "seen:1s", "--text", "--sid", A],
+      inst.env,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^ccmsg post: not seen by the recipient's model within 1 s; it is held/,
+    );
+  });
+
   it("a session may hold only the receipts of its own sends", async () => {
     const [A, B] = [newSid(), newSid()];
     const a = await session(A);
