@@ -225,8 +225,11 @@ export class Receipts {
       return;
     }
     if (e.kind === "turn") {
+      // Not for `codex queue`: when Codex hands a queued message to the model
+      // (the next tool output, or the turn after) is not verified, and
+      // guessing early would show it twice; the idle rule still applies.
       for (const w of [...this.watched.values()])
-        if (w.sid === e.sid && e.inputsAt > w.at + MOVED_ON_SLACK_MS)
+        if (w.sid === e.sid && w.route !== "codex" && e.inputsAt > w.at + MOVED_ON_SLACK_MS)
           void this.unseen(w, "its model answered a request formed after the delivery without it");
       return;
     }
