@@ -4,6 +4,7 @@ import {
   CONNECTION_CODES,
   DERIVED_CODES,
   ERROR_CODES,
+  GENERATION_OP_NAMES,
   GENERATION_TOPIC_KINDS,
   OP_ATTRIBUTES,
   OP_NAMES,
@@ -22,11 +23,26 @@ const rows = Object.entries(OP_ATTRIBUTES) as [keyof typeof OP_ATTRIBUTES, OpAtt
 
 describe("the op attribute table", () => {
   it("holds 46 ops: common 13, messaging 4, control 29, mesh none", () => {
-    expect(OP_NAMES).toHaveLength(46);
-    expect(opsOfPlane("common")).toHaveLength(13);
-    expect(opsOfPlane("messaging")).toHaveLength(4);
-    expect(opsOfPlane("control")).toHaveLength(29);
+    const generation = (ops: readonly string[]) =>
+      ops.filter((op) => GENERATION_OP_NAMES.includes(op as never));
+    expect(GENERATION_OP_NAMES).toHaveLength(46);
+    expect(generation(opsOfPlane("common"))).toHaveLength(13);
+    expect(generation(opsOfPlane("messaging"))).toHaveLength(4);
+    expect(generation(opsOfPlane("control"))).toHaveLength(29);
     expect(opsOfPlane("mesh")).toHaveLength(0);
+  });
+
+  it("adds the documented extension ops of the person's inbox (DR-0056), a session's answer and a person's reading", () => {
+    expect(OP_NAMES.filter((op) => !GENERATION_OP_NAMES.includes(op))).toEqual([
+      "notify_reply",
+      "notifications_read",
+      "notifications_mark_read",
+    ]);
+    expect(OP_ATTRIBUTES.notify_reply.roles).toEqual(["session"]);
+    expect(OP_ATTRIBUTES.notifications_read.roles).toEqual(["user"]);
+    expect(OP_ATTRIBUTES.notifications_mark_read.roles).toEqual(["user"]);
+    for (const op of ["notify_reply", "notifications_read", "notifications_mark_read"] as const)
+      expect(opErrors(op).join(", ")).toBe("invalid_args, hello_required, forbidden");
   });
 
   it("no op has an empty roles list", () => {
@@ -183,9 +199,9 @@ const FULL_ERRORS: Record<string, string> = {
 
 describe("opErrors", () => {
   it("derives the spec's full error list of every op, in the spec's order", () => {
-    const mismatches = OP_NAMES.filter((op) => opErrors(op).join(", ") !== FULL_ERRORS[op]).map(
-      (op) => `${op}: got ${opErrors(op).join(", ")}`,
-    );
+    const mismatches = GENERATION_OP_NAMES.filter(
+      (op) => opErrors(op).join(", ") !== FULL_ERRORS[op],
+    ).map((op) => `${op}: got ${opErrors(op).join(", ")}`);
     expect(mismatches).toEqual([]);
   });
 

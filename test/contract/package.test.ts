@@ -19,7 +19,7 @@ describe("the ccmsg/contract package subpath", () => {
          c.compileContract();
          console.log(JSON.stringify({
            version: c.PROTOCOL_VERSION,
-           ops: c.OP_NAMES.length,
+           ops: c.GENERATION_OP_NAMES.length,
            topics: c.GENERATION_TOPIC_KINDS.length,
            codes: c.ERROR_CODES.length,
            ping: c.requestErrors("instance_ping", f.OP_FIXTURES.instance_ping.request),

@@ -9,6 +9,7 @@ import { m0007LlmUsage } from "./0007-llm-usage.js";
 import { m0008AuthRecords } from "./0008-auth-records.js";
 import { m0009KvReplication } from "./0009-kv-replication.js";
 import { m0010InboxOffered } from "./0010-inbox-offered.js";
+import { m0012Notifications } from "./0012-notifications.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -22,4 +23,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0008AuthRecords,
   m0009KvReplication,
   m0010InboxOffered,
+  m0012Notifications,
 ];
