@@ -16,6 +16,9 @@ let mid: string;
 
 beforeAll(async () => {
   inst = await startInstance();
+  // The start's compaction forgets delivered messages (and with them what a
+  // reply could quote): send after it.
+  await inst.compacted();
   const session = await Peer.unix(inst.socket);
   await session.helloSession(A, { title: "api: schema", repo: "acme/widgets", cwd: "/tmp" });
   await session.subscribe("inbox");
