@@ -112,7 +112,8 @@ export const COMMANDS: Record<
     asSession: true,
     help: "reply <mid> [--to <sid>] <text> [--wait seen[:timeout]] — answer a delivered message",
     more: [
-      "Without --to the answer goes to the person, as a notification about this session.",
+      "Without --to the answer goes to the person: kept in their inbox (ccmsg notifications)",
+      "linked to the message it answers, and shown as a notification about this session.",
       "  --wait seen[:timeout]  (with --to) wait for the receipt, as `post` does",
     ].join("\n"),
   },
@@ -132,6 +133,19 @@ export const COMMANDS: Record<
     more: [
       "Sent by a session about itself: run it inside a session (or with --sid).",
       "A person names the session the line is about with --about <sid>.",
+    ].join("\n"),
+  },
+  notifications: {
+    group: () => import("./notifications.js"),
+    help: "notifications [--unread] | notifications read <id…>|--all — what sessions told you, kept",
+    more: [
+      "The person's inbox, newest first: every notification and every reply to a person's",
+      "message, kept 7 days (the newest 1,000), each with its time, session, text and the mid",
+      "it answers; ● marks the unread. The person's alone: inside a session it is refused.",
+      "  --unread        only the unread ones",
+      "  --limit n       how many (50; at most 200)",
+      "  read <id…>      mark these read (the numbers after #)",
+      "  read --all      mark every one read",
     ].join("\n"),
   },
   inbox: {

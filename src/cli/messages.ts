@@ -119,8 +119,9 @@ export const post: Command = async (argv) => {
 };
 
 /** `ccmsg reply <mid> [--to <sid>] <text>` — answer a delivered message. The
- * reply line of a message from a person has no `--to`: the answer becomes a
- * notification about this session, the route back to a person. */
+ * reply line of a message from a person has no `--to`: the answer goes to the
+ * person's inbox linked to `<mid>` (DR-0056), and as a notification about
+ * this session. */
 export const reply: Command = async (argv) => {
   const { values, positionals } = parse(
     argv,
@@ -151,9 +152,20 @@ export const reply: Command = async (argv) => {
     );
   }
   const client = await connectInstance(values);
-  await callAs(client, sid, "notify_send", { text });
+  const r = await callAs(client, sid, "notify_reply", { reply_to: mid, text }).catch(
+    (error: unknown) => {
+      // An instance of a build without the extension: the answer still goes,
+      // unlinked.
+      if (!(error instanceof ContractError && error.code === "unknown_op")) throw error;
+      return callAs(client, sid, "notify_send", { text }).then(() => undefined);
+    },
+  );
   client.close();
-  print(values, { notified: true }, () => "sent to the person as a notification");
+  print(values, { notified: true, ...(r === undefined ? {} : { id: r.id }) }, () =>
+    r === undefined
+      ? "sent to the person as a notification"
+      : `sent to the person (notification #${r.id}, answering ${mid})`,
+  );
 };
 
 async function send(

@@ -35,7 +35,8 @@ export interface OpAttributes {
   /** Op-specific codes only; everything the row implies is derived. */
   readonly errors: readonly ErrorCode[];
   /** Not part of wire generation 3: this implementation's documented
-   * extension (a generation-3 peer answers `unknown_op`). */
+   * extension (a generation-3 peer that does not know it answers
+   * `unknown_op`, which is what it should). */
   readonly extension?: true;
 }
 
@@ -219,6 +220,32 @@ export const OP_ATTRIBUTES = {
     locality: "cluster",
     errors: [],
   },
+  // Extension: the person's inbox (DR-0056). A session answers a person's
+  // message; only a person reads or marks the inbox.
+  notify_reply: {
+    plane: "messaging",
+    roles: SESSION_ONLY,
+    needs_hello: true,
+    locality: "cluster",
+    errors: [],
+    extension: true,
+  },
+  notifications_read: {
+    plane: "messaging",
+    roles: USER_ONLY,
+    needs_hello: true,
+    locality: "cluster",
+    errors: [],
+    extension: true,
+  },
+  notifications_mark_read: {
+    plane: "messaging",
+    roles: USER_ONLY,
+    needs_hello: true,
+    locality: "cluster",
+    errors: [],
+    extension: true,
+  },
 
   // --- control (29): every one needs a greeting ---
   session_kill: userLocal(["session_not_found"]),
@@ -276,9 +303,9 @@ export const OP_ATTRIBUTES = {
 } as const satisfies Record<string, OpAttributes>;
 
 export type OpName = keyof typeof OP_ATTRIBUTES;
+/** Every op this implementation serves, extensions included. */
 export const OP_NAMES = Object.keys(OP_ATTRIBUTES) as readonly OpName[];
-/** The ops of wire generation 3 (every op but this implementation's
- * extensions). */
+/** The 46 ops of wire generation 3. */
 export const GENERATION_OP_NAMES = OP_NAMES.filter(
   (op) => (OP_ATTRIBUTES[op] as OpAttributes).extension !== true,
 );

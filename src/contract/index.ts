@@ -24,6 +24,7 @@ export * from "./launcher.js";
 export * from "./llm.js";
 export * from "./llm-main.js";
 export * from "./messaging.js";
+export * from "./notifications.js";
 export * from "./peers.js";
 export * from "./receipts.js";
 export * from "./sandbox.js";

@@ -10,6 +10,7 @@ import * as kv from "./kv.js";
 import * as launcher from "./launcher.js";
 import * as llm from "./llm.js";
 import * as messaging from "./messaging.js";
+import * as notifications from "./notifications.js";
 import * as peers from "./peers.js";
 import * as receipts from "./receipts.js";
 import * as sandbox from "./sandbox.js";
@@ -70,6 +71,18 @@ export const OP_SCHEMAS = {
   receipts_read: {
     request: receipts.ReceiptsReadRequest,
     response: receipts.ReceiptsReadResponse,
+  },
+  notify_reply: {
+    request: notifications.NotifyReplyRequest,
+    response: notifications.NotifyReplyResponse,
+  },
+  notifications_read: {
+    request: notifications.NotificationsReadRequest,
+    response: notifications.NotificationsReadResponse,
+  },
+  notifications_mark_read: {
+    request: notifications.NotificationsMarkReadRequest,
+    response: notifications.NotificationsMarkReadResponse,
   },
 
   session_kill: {

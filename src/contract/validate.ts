@@ -5,6 +5,7 @@ import { type HelloArgs, helloRoleViolations } from "./connect.js";
 import { CONNECTION_EVENTS, FailureReply } from "./envelope.js";
 import { CONNECTION_CODES, type ErrorCode } from "./errors.js";
 import { kvWriteViolations } from "./kv.js";
+import { markReadViolations } from "./notifications.js";
 import { OP_SCHEMAS, TOPIC_SCHEMAS } from "./schemas.js";
 import "./text.js";
 import { TOPIC_KINDS, topicKind } from "./topics.js";
@@ -113,6 +114,7 @@ const ARG_RULES: Partial<Record<OpName, (args: never) => string[]>> = {
   transcript_read: transcriptArgViolations,
   transcript_items_read: transcriptArgViolations,
   session_dump_write: transcriptArgViolations,
+  notifications_mark_read: markReadViolations,
 };
 
 /** The rules beyond the schema, for a frame that already passed it. */

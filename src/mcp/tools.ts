@@ -146,7 +146,7 @@ export const TOOLS: Record<string, Tool> = {
   }),
   reply: tool({
     description:
-      "Answer a received message: its mid, and its sender's sid as to. Without to the answer goes to the person as a notification.",
+      "Answer a received message: its mid, and its sender's sid as to. Without to the answer goes to the person's inbox, linked to that mid.",
     input: Type.Object({
       mid: str("mid of the message answered"),
       text: Type.String(),
@@ -156,7 +156,8 @@ export const TOOLS: Record<string, Tool> = {
       actor(ctx, "reply");
       const text = a.text;
       if (a.to === undefined) {
-        await ctx.link.call("notify_send", { text });
+        // Kept in the person's inbox, linked to the message it answers (DR-0056).
+        await ctx.link.call("notify_reply", { reply_to: a.mid, text });
         return json({ notified: true });
       }
       const to = await sidOf(ctx, a.to, "the recipient (to)");

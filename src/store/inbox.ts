@@ -88,6 +88,7 @@ export class InboxStore {
   private readonly markOffered;
   private readonly clearOffered;
   private readonly deliveredListeners: ((rows: DeliveredRow[]) => void)[] = [];
+  private readonly selectMessage;
 
   constructor(
     private readonly db: Db,
@@ -134,6 +135,7 @@ export class InboxStore {
     this.clearOffered = db.prepare(
       "UPDATE inbox SET offered_at = NULL WHERE sid = ? AND state = 'held' AND counter = ?",
     );
+    this.selectMessage = db.prepare("SELECT message FROM inbox WHERE counter = ? AND sid = ?");
     const doubtful = db
       .prepare(
         "SELECT counter, sid, message FROM inbox WHERE offered_at IS NOT NULL AND state = 'held'",
@@ -188,6 +190,13 @@ export class InboxStore {
     }
     if (rows.size === 0) this.held.delete(sid);
     return false;
+  }
+
+  /** The message numbered `counter` that was addressed to `sid`, while the
+   * file still has it (compaction forgets delivered ones). */
+  messageTo(sid: string, counter: number): InboxMessage | undefined {
+    const row = this.selectMessage.get(counter, sid) as { message: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.message) as InboxMessage);
   }
 
   /** Held messages whose hand-over to a harness the last run did not see

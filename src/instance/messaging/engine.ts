@@ -9,8 +9,13 @@ import type {
   MessageSendResult,
   Notification,
 } from "../../contract/messaging.js";
+import {
+  NOTIFICATION_QUOTE_MAX_CHARS,
+  type StoredNotification,
+} from "../../contract/notifications.js";
 import { type CandidateSession, type LastLiveSession, lostStateOf } from "../../contract/peers.js";
 import type { InboxStore } from "../../store/inbox.js";
+import type { NotificationsStore } from "../../store/notifications.js";
 import type { Clock } from "../../util/clock.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
@@ -37,6 +42,8 @@ export interface MessagingDeps {
   instanceId: string;
   sessions: Sessions;
   inbox: InboxStore;
+  /** The person's inbox (DR-0056). */
+  notifications: NotificationsStore;
   hub: TopicHub;
   clock: Clock;
   log: Logger;
@@ -62,6 +69,7 @@ export class Messaging {
   private readonly instanceId: string;
   private readonly sessions: Sessions;
   private readonly inbox: InboxStore;
+  private readonly notifications: NotificationsStore;
   private readonly hub: TopicHub;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -86,6 +94,7 @@ export class Messaging {
     this.instanceId = deps.instanceId;
     this.sessions = sessions;
     this.inbox = inbox;
+    this.notifications = deps.notifications;
     this.hub = hub;
     this.clock = clock;
     this.log = log;
@@ -502,16 +511,66 @@ export class Messaging {
     });
   }
 
-  /** A best-effort line for whoever watches; nothing is kept. */
-  notify(about: Sid, text: string, now = this.clock.now()): void {
-    const note: Notification = {
-      sid: about,
-      sid_label: this.sessions.label(about),
-      text,
-      sent_at: now,
-    };
-    this.hub.publish("notify", note);
-    this.observer?.notification(note);
+  /**
+   * A line for the person: kept in their inbox (DR-0056), then pushed to
+   * whoever watches. Resolves once it is on disk; a line that could not be
+   * kept is still pushed (the contract's best effort) and resolves
+   * `undefined`. Never rejects.
+   */
+  notify(
+    about: Sid,
+    text: string,
+    now = this.clock.now(),
+  ): Promise<StoredNotification | undefined> {
+    const note = this.notification(about, text, now);
+    return this.notifications.add(note).then(
+      (kept) => {
+        this.publish(note);
+        return kept;
+      },
+      (error: unknown) => {
+        this.log.warn({ err: error, sid: about }, "notification not kept");
+        this.publish(note);
+        return undefined;
+      },
+    );
+  }
+
+  /**
+   * A session answers a person's message `replyTo`: kept with the link (and
+   * the start of the message it answers, when this instance carried it to
+   * that session), then pushed like any notification. Rejects
+   * `internal_error` when it could not be kept: nothing was pushed, so
+   * sending it again duplicates nothing.
+   */
+  async replyToPerson(from: Sid, replyTo: string, text: string): Promise<StoredNotification> {
+    const note = { ...this.notification(from, text, this.clock.now()), reply_to: replyTo };
+    const parsed = isMid(replyTo) ? parseMid(replyTo) : undefined;
+    const quote =
+      parsed?.instance === this.instanceId
+        ? () =>
+            this.inbox.messageTo(from, parsed.counter)?.text.slice(0, NOTIFICATION_QUOTE_MAX_CHARS)
+        : undefined;
+    let kept: StoredNotification;
+    try {
+      kept = await this.notifications.add(note, quote);
+    } catch (error) {
+      const why = error instanceof ContractError ? error.message : "it could not be stored";
+      throw contractError("internal_error", `not sent, retry: ${why}`, { cause: error });
+    }
+    this.publish(note);
+    return kept;
+  }
+
+  private notification(about: Sid, text: string, now: number): Notification {
+    return { sid: about, sid_label: this.sessions.label(about), text, sent_at: now };
+  }
+
+  /** The generation-3 `notify` event: its shape, nothing added. */
+  private publish(note: Notification & { reply_to?: string }): void {
+    const { reply_to: _link, ...event } = note;
+    this.hub.publish("notify", event);
+    this.observer?.notification(event);
   }
 
   /** A session spoke: raise its unread mark and tell watchers. */
@@ -519,7 +578,7 @@ export class Messaging {
     const now = this.clock.now();
     this.unread.set(sid, now);
     // One instant: the reply's posted_at is the notification's sent_at.
-    this.notify(sid, text, now);
+    void this.notify(sid, text, now);
     return now;
   }
 

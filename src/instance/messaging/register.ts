@@ -15,7 +15,7 @@ import type { EvidenceSource } from "./receipts.js";
 export interface MessagingRegisterDeps {
   instanceId: string;
   sessions: Sessions;
-  store: Pick<InstanceStore, "inbox">;
+  store: Pick<InstanceStore, "inbox" | "notifications">;
   hub: TopicHub;
   clock: Clock;
   log: Logger;
@@ -39,9 +39,14 @@ export function registerMessaging(
   const { sessions, forwarder, log } = deps;
   const messaging = new Messaging({
     ...{ instanceId: deps.instanceId, sessions, inbox: deps.store.inbox, hub: deps.hub },
+    notifications: deps.store.notifications,
     ...{ clock: deps.clock, log, observer: deps.observer, evidence: deps.evidence },
     direct: directSetup(deps.env, deps.harness, deps.configHome, log),
     elsewhere: (row, local) => forwarder.candidates(row.repo_root ?? row.cwd, row.sid, local),
   });
-  return { messaging, handlers: messagingHandlers({ messaging }) };
+  const notifications = deps.store.notifications;
+  return {
+    messaging,
+    handlers: messagingHandlers({ messaging, notifications, clock: deps.clock }),
+  };
 }

@@ -1,11 +1,13 @@
 import type { Logger } from "pino";
 import { INBOX_RETENTION_MS } from "../../contract/constants.js";
+import { NOTIFICATIONS_KEPT, NOTIFICATIONS_RETENTION_MS } from "../../contract/notifications.js";
 import { CommitQueue } from "../../store/commit-queue.js";
 import { type Db, openRecovering } from "../../store/database.js";
 import { EccSessionsStore } from "../../store/ecc-sessions.js";
 import { InboxStore } from "../../store/inbox.js";
 import { KvStore } from "../../store/kv.js";
 import { LastLiveStore } from "../../store/last-live.js";
+import { NotificationsStore } from "../../store/notifications.js";
 import { openStateStore, type StateStore } from "../../store/state-store.js";
 
 /** The instance's one SQLite file and the table families on it. */
@@ -15,13 +17,15 @@ export interface InstanceStore {
   readonly state: StateStore;
   readonly queue: CommitQueue;
   readonly inbox: InboxStore;
+  /** The person's inbox (DR-0056). */
+  readonly notifications: NotificationsStore;
   readonly lastLive: LastLiveStore;
   readonly kv: KvStore;
   readonly eccSessions: EccSessionsStore;
   /** Queue a write on the group commit; a failure is logged, never thrown. */
   persist(write: () => void): void;
-  /** Compact the inbox in the background (after the socket listens): resolves
-   * with the rows removed, never rejects. */
+  /** Compact the inbox and the person's inbox in the background (after the
+   * socket listens): resolves with the inbox rows removed, never rejects. */
   compact(now: number): Promise<number>;
 }
 
@@ -50,11 +54,18 @@ export function openInstanceStore(path: string, log: Logger, recover = false): I
   db.pragma("cache_size = -2000");
   const queue = new CommitQueue(db, path);
   const inbox = new InboxStore(db, queue);
+  const notifications = new NotificationsStore(
+    db,
+    queue,
+    NOTIFICATIONS_KEPT,
+    NOTIFICATIONS_RETENTION_MS,
+  );
   return {
     db,
     state,
     queue,
     inbox,
+    notifications,
     lastLive: new LastLiveStore(db),
     kv: new KvStore(db),
     eccSessions: new EccSessionsStore(db),
@@ -62,6 +73,14 @@ export function openInstanceStore(path: string, log: Logger, recover = false): I
       queue.run(write).catch((error: unknown) => log.error({ err: error }, "state write failed"));
     },
     compact(now) {
+      notifications.compact(now).then(
+        (removed) => {
+          if (db.open) log.info({ removed }, "notifications compacted");
+        },
+        (error: unknown) => {
+          if (db.open) log.warn({ err: error }, "notification compaction stopped");
+        },
+      );
       return inbox.compact(now, INBOX_RETENTION_MS).then(
         (removed) => {
           // A stop may have cut it short (the file closed between steps).

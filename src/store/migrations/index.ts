@@ -10,6 +10,7 @@ import { m0008AuthRecords } from "./0008-auth-records.js";
 import { m0009KvReplication } from "./0009-kv-replication.js";
 import { m0010InboxOffered } from "./0010-inbox-offered.js";
 import { m0011InboxReceipts } from "./0011-inbox-receipts.js";
+import { m0012Notifications } from "./0012-notifications.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -24,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0009KvReplication,
   m0010InboxOffered,
   m0011InboxReceipts,
+  m0012Notifications,
 ];

@@ -6,7 +6,7 @@ import type { AgentTreeNode, SessionStatusData } from "../../../src/contract/ses
 import { topics, wire } from "../app-state.js";
 import { useTopic } from "../conn/topics.js";
 import { ApiError, api } from "../lib/api.js";
-import { markSessionRead } from "../lib/notifications.js";
+import { type FeedItem, feed, itemOf, markSessionRead } from "../lib/notifications.js";
 import { draftOf, outbox, reasonText, type Sent, send } from "../lib/outbox.js";
 import { href } from "../lib/router.js";
 import { heldCounts, labelOf, rowsBySid, SECTIONS } from "../lib/sessions.js";
@@ -17,6 +17,7 @@ import { Badge, BusyMark, describeError, ErrorText, StaleNote, Time } from "../u
 import { HudCard } from "../ui/hud-card.js";
 import { TranscriptItemView } from "../ui/transcript-item.js";
 import { VirtualList } from "../ui/virtual-list.js";
+import { FeedList } from "./notifications.js";
 
 export function SessionView({ sid }: { sid: string }) {
   const row = rowsBySid.value.get(sid);
@@ -87,6 +88,7 @@ export function SessionView({ sid }: { sid: string }) {
       <aside class="session-side-col" aria-label="About this session">
         <LiveStatus sid={sid} />
         <HeldMessages sid={sid} />
+        <SessionNotifications sid={sid} />
         <HudPanel hud={hud} />
       </aside>
     </div>
@@ -453,6 +455,40 @@ function HeldMessages({ sid }: { sid: string }) {
             </li>
           ))}
         </ul>
+      )}
+    </section>
+  );
+}
+
+/** What this session told the person (DR-0056), newest first. */
+function SessionNotifications({ sid }: { sid: string }) {
+  const items = useSignal<FeedItem[] | undefined>(undefined);
+  const error = useSignal<string | undefined>(undefined);
+  useSignalEffect(() => {
+    // Read again whenever the feed changes (a new line, a mark).
+    feed.value;
+    if (wire.state.value !== "open") return;
+    wire.request("notifications_read", { sid, limit: 20 }).then(
+      (page) => {
+        error.value = undefined;
+        items.value = page.notifications.map(itemOf);
+      },
+      (e) => {
+        error.value = describeError(e);
+      },
+    );
+  });
+  const list = items.value;
+  return (
+    <section class="panel session-notifications" aria-labelledby="notes-h">
+      <h2 id="notes-h">
+        Notifications <span class="count">{list?.length ?? 0}</span>
+      </h2>
+      <ErrorText error={error.value} />
+      {list === undefined ? null : list.length === 0 ? (
+        <p class="hint">This session has told you nothing lately.</p>
+      ) : (
+        <FeedList items={list} label="This session's notifications" session={false} />
       )}
     </section>
   );
