@@ -455,6 +455,29 @@ export class InboxStore {
     return removed;
   }
 
+  /** Messages sent between two instants, newest first (at most `limit`),
+   * with their recipient: what a transcript's send is matched against
+   * (DR-0057). Sees every accepted write; `undefined` under another process's
+   * write lock. Delivered rows go at compaction, so an old send finds none. */
+  sentBetween(
+    since: number,
+    until: number,
+    limit: number,
+  ): { to: string; message: InboxMessage }[] | undefined {
+    if (!this.queue.flush()) return undefined;
+    try {
+      const rows = this.db
+        .prepare(
+          "SELECT sid, message FROM inbox WHERE sent_at >= ? AND sent_at <= ? ORDER BY counter DESC LIMIT ?",
+        )
+        .all(since, until, limit) as { sid: string; message: string }[];
+      return rows.map((r) => ({ to: r.sid, message: JSON.parse(r.message) as InboxMessage }));
+    } catch (error) {
+      if (isBusyError(error)) return undefined;
+      throw error;
+    }
+  }
+
   /** The counter mids resume from: above every mid this instance ever issued. */
   midFloor(): number {
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'mid_floor'").get() as
