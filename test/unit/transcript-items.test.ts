@@ -528,6 +528,8 @@ describe("messages sent through ccmsg, from the call's result", () => {
     expect(use).toMatchObject({ role: "use", command: expect.stringContaining("ccmsg reply") });
     expect(result).toMatchObject({ role: "result", parent_item: use!.id, failure: "denied" });
     expect(one(items, "notice:interrupt").text).toBe("[Request interrupted by user for tool use]");
+    // Every record 2.1.328 wrote is placed (its cost-state is bookkeeping).
+    expect(byType(items, "system:unknown")).toEqual([]);
   });
 
   it("a reply that ran is one message out, at its result, with what the instance answered", async () => {

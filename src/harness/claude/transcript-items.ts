@@ -53,6 +53,8 @@ const BOOKKEEPING = new Set([
   "api-request-blob",
   "atis-latch",
   "tools-used",
+  // What the session has cost so far (2.1.328), for the harness's own display.
+  "cost-state",
 ]);
 
 /** `system` subtypes that are bookkeeping too. */
