@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startInstance, type TestInstance } from "../helpers/instance.js";
 import { messageScene, type Scene } from "../helpers/message-scene.js";
-import { axe, openConsole, sharedBrowser, viewUrl } from "./browser.js";
+import { axe, openConsole, screenshot, sharedBrowser, viewUrl } from "./browser.js";
 
 // Issue 25 item 5 in real headless Chromium against a real instance: the
 // replier's timeline, from what the real Claude Code 2.1.328 wrote when the
@@ -27,7 +27,8 @@ afterAll(async () => {
 
 describe("a replier's timeline", () => {
   it("shows a denied reply as a denied call and no message; a message in and a carried reply as messages", async () => {
-    const { page } = await openConsole(b.browser, inst);
+    // Tall enough that the screenshot holds the whole exchange.
+    const { page } = await openConsole(b.browser, inst, { height: 1000 });
     await page.goto(viewUrl(page, `#/session/${scene.replier}`));
     const timeline = page.locator(".timeline");
     // The denied call: its head says so, and no message claims it was sent.
@@ -53,5 +54,21 @@ describe("a replier's timeline", () => {
     expect(rows).toBeGreaterThanOrEqual(6);
     expect(rows).toBeLessThanOrEqual(12);
     expect(await axe(page)).toEqual([]);
+    await screenshot(page, "session-messages");
+  });
+
+  it("keeps to a phone's width, the denied call and the messages in sight", async () => {
+    const { context, page } = await openConsole(b.browser, inst, { width: 390, height: 844 });
+    await page.goto(viewUrl(page, `#/session/${scene.replier}`));
+    await page.locator(".timeline article.msg-out").waitFor();
+    await page.locator(".timeline article.status-denied").waitFor();
+    const width = await page.evaluate(
+      "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })",
+    );
+    const { scroll, client } = width as { scroll: number; client: number };
+    expect(scroll).toBe(client);
+    await page.locator(".timeline article.msg-out").scrollIntoViewIfNeeded();
+    await screenshot(page, "session-messages-phone");
+    await context.close();
   });
 });

@@ -58,20 +58,18 @@ export async function messageScene(inst: TestInstance): Promise<Scene> {
   await a.call("message_send", { to: REPLIER, text: incoming });
   const [m] = (await arrived).data as InboxMessage[];
   const line = (r: object) => appendFileSync(path, `${JSON.stringify(r)}\n`);
-  // Each record at the moment it is written, as the harness writes them.
-  const at = (_step: number) => Date.now();
   line({
     ...claude.prompt(
       "scene-in",
-      at(0),
+      Date.now(),
       `Another Claude session sent a message:\n${renderDirectDelivery({ ...m!, from_label: senderTitle })}\n\nThis came from another Claude session — not typed by your user.`,
     ),
     origin: { kind: "peer" },
   });
-  line(claude.assistant("scene-t1", at(2), "msg_s1", [{ type: "text", text: "Replying." }]));
+  line(claude.assistant("scene-t1", Date.now(), "msg_s1", [{ type: "text", text: "Replying." }]));
   const command = `ccmsg reply ${m!.mid} --to ${sender} '${reply}'`;
   line(
-    claude.assistant("scene-call", at(3), "msg_s2", [
+    claude.assistant("scene-call", Date.now(), "msg_s2", [
       claude.toolUse("toolu_scene", "Bash", { command, description: "Answer api" }),
     ]),
   );
@@ -83,13 +81,13 @@ export async function messageScene(inst: TestInstance): Promise<Scene> {
   });
   const answer = sent.delivered ? "delivered" : `held (${sent.reason})`;
   line(
-    claude.result("scene-result", at(4), "toolu_scene", answer, {
+    claude.result("scene-result", Date.now(), "toolu_scene", answer, {
       stdout: answer,
       stderr: "",
       interrupted: false,
     }),
   );
-  line(claude.assistant("scene-t2", at(5), "msg_s3", [{ type: "text", text: "Done." }]));
+  line(claude.assistant("scene-t2", Date.now(), "msg_s3", [{ type: "text", text: "Done." }]));
   return {
     replier: REPLIER,
     sender,
