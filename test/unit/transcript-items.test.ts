@@ -560,6 +560,14 @@ describe("messages sent through ccmsg, from the call's result", () => {
     ).toMatchObject({ text: SAID, delivered: false, reason: "paused" });
   });
 
+  it("an MCP send is a message out with what the tool answered", async () => {
+    const { items } = classifyAll("claude", await lines(write(claudeTurn(0))));
+    expect(byType(items, "message:session:out")[0]).toMatchObject({
+      text: "merged",
+      delivered: true,
+    });
+  });
+
   it("a reply that failed, or whose result has not come, is no message out", async () => {
     const failed = await answered((call) =>
       claude.result(

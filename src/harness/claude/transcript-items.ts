@@ -363,7 +363,8 @@ export class ClaudeClassifier implements TranscriptClassifier {
     const send = this.sends.get(toolUseId);
     this.sends.delete(toolUseId);
     if (send !== undefined && !failed && fields.interrupted !== true) {
-      const ack = tool === "Bash" ? sendAck(str(fields.stdout)) : undefined;
+      // ccmsg's answer: the shell's stdout, or the MCP tool's JSON text.
+      const ack = sendAck(tool === "Bash" ? str(fields.stdout) : text);
       b.add("message:session:out", { ...send, ...ack });
     }
   }
