@@ -1,3 +1,4 @@
+import type BetterSqlite3 from "better-sqlite3";
 import type { InboxMessage } from "../contract/messaging.js";
 import type { CommitQueue } from "./commit-queue.js";
 import { type Db, isBusyError } from "./database.js";
@@ -49,6 +50,8 @@ export class InboxStore {
   private readonly inDoubt = new Map<number, { sid: string; message: InboxMessage }>();
   private readonly markOffered;
   private readonly clearOffered;
+  /** Prepared on first use: only transcripts' sends read it (DR-0057). */
+  private selectSent: BetterSqlite3.Statement<[number, number, number]> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -466,11 +469,10 @@ export class InboxStore {
   ): { to: string; message: InboxMessage }[] | undefined {
     if (!this.queue.flush()) return undefined;
     try {
-      const rows = this.db
-        .prepare(
-          "SELECT sid, message FROM inbox WHERE sent_at >= ? AND sent_at <= ? ORDER BY counter DESC LIMIT ?",
-        )
-        .all(since, until, limit) as { sid: string; message: string }[];
+      this.selectSent ??= this.db.prepare(
+        "SELECT sid, message FROM inbox WHERE sent_at >= ? AND sent_at <= ? ORDER BY counter DESC LIMIT ?",
+      );
+      const rows = this.selectSent.all(since, until, limit) as { sid: string; message: string }[];
       return rows.map((r) => ({ to: r.sid, message: JSON.parse(r.message) as InboxMessage }));
     } catch (error) {
       if (isBusyError(error)) return undefined;
