@@ -125,6 +125,10 @@ const UseFields = {
 const ResultFields = {
   role: Type.Literal("result"),
   parent_item: TranscriptItemId,
+  /** The call did not do its work: the person (or a rule) refused it, or it
+   * ran and reported failure. Absent when it succeeded or the harness does
+   * not say. An extension of this implementation (DR-0057). */
+  failure: Type.Optional(Type.Union([Type.Literal("denied"), Type.Literal("failed")])),
 };
 
 /** A JSON object whose members belong to someone else: a raw tool input or
@@ -168,13 +172,20 @@ export const MessageSubInItem = item(Type.Literal("message:sub:in"), {
   duration_ms: OptMs,
 });
 
-/** A ccmsg message this subject sent to another session. */
+/** A ccmsg message this subject sent to another session: only one that was
+ * carried — its call came back done — never a call that was denied or failed
+ * (DR-0057). It sits at the call's result. */
 export const MessageSessionOutItem = item(Type.Literal("message:session:out"), {
   text: Type.String(),
   /** The addressee as written — a sid or a name — not resolved after the fact. */
   to: OptString,
   msg_id: OptId,
   reply_to: OptId,
+  /** What the instance answered the send, where the call's output says:
+   * handed over now, or held and why (`message_send`'s `delivered`,
+   * `reason`). Extensions of this implementation (DR-0057). */
+  delivered: OptFlag,
+  reason: OptString,
 });
 
 /** A message another session sent this subject. From a direct-delivery

@@ -161,12 +161,59 @@ export function tagBody(text: string, tag: string): string | undefined {
 
 // --- ccmsg sends made through a tool ---
 
+/** A send a tool call asks ccmsg to make: what `message:session:out` says
+ * once the call's result shows it was carried (never at the call itself: a
+ * call the person denies, or that fails, carried nothing). */
+export interface SendDraft {
+  to?: string;
+  text: string;
+  reply_to?: string;
+}
+
+/** Sends asked for whose result has not come back, by tool_use_id. Kept in
+ * the classifier's state (so a re-read from a checkpoint agrees); a call that
+ * never gets a result is let go past this many. */
+export const PENDING_SENDS_MAX = 64;
+
+/** Remember a send until its call's result, keeping the newest few. */
+export function holdSend(
+  pending: Map<string, SendDraft>,
+  toolUseId: string,
+  send: SendDraft | undefined,
+): void {
+  if (send === undefined) return;
+  pending.set(toolUseId, send);
+  if (pending.size > PENDING_SENDS_MAX) pending.delete(pending.keys().next().value!);
+}
+
+/** What ccmsg answered on its stdout (`cli/messages.ts`): `delivered`, or
+ * `held (<reason>)`, in words or as `--json`. Undefined when the output says
+ * neither (a reply that became a notification, output sent elsewhere). */
+export function sendAck(
+  stdout: string | undefined,
+): { delivered: boolean; reason?: string } | undefined {
+  if (stdout === undefined) return undefined;
+  const line = stdout.trimStart().split("\n", 1)[0]!.trim();
+  if (line.startsWith("{")) {
+    try {
+      const r: unknown = JSON.parse(line);
+      if (isObject(r) && typeof r.delivered === "boolean")
+        return {
+          delivered: r.delivered,
+          ...(typeof r.reason === "string" ? { reason: r.reason } : {}),
+        };
+    } catch {}
+    return undefined;
+  }
+  if (line === "delivered") return { delivered: true };
+  const held = /^held \(([a-z_]+)\)$/.exec(line);
+  return held === null ? undefined : { delivered: false, reason: held[1]! };
+}
+
 /** A `message:session:out` read from a shell command: `ccmsg post <sid>
  * <text…>` or `ccmsg reply <mid> [--to <sid>] <text…>` at the start of it
  * (also run by an interpreter, as the plugin's hooks do: `node …/ccmsg.js`). */
-export function shellSend(
-  command: string,
-): { to?: string; text: string; reply_to?: string } | undefined {
+export function shellSend(command: string): SendDraft | undefined {
   if (!/\b(post|reply)\b/.test(command) || !command.includes("ccmsg")) return undefined;
   const words = shellWords(command.trimStart());
   if (words === undefined) return undefined;
@@ -227,10 +274,7 @@ function shellWords(text: string): string[] | undefined {
 }
 
 /** A ccmsg MCP send (`…ccmsg…__send` / `__reply`) as `message:session:out`. */
-export function mcpSend(
-  tool: string,
-  input: Json,
-): { to?: string; text: string; reply_to?: string } | undefined {
+export function mcpSend(tool: string, input: Json): SendDraft | undefined {
   const m = /^mcp__.*ccmsg.*__(send|reply)$/.exec(tool);
   if (m === null) return undefined;
   const text = str(input.text) ?? "";
@@ -303,6 +347,8 @@ export interface ClassifierState {
   slash?: string;
   /** Codex: whether the session's first `session_meta` was seen. */
   started?: boolean;
+  /** Sends whose call's result is still to come ([tool_use_id, send]). */
+  sends?: [string, SendDraft][];
 }
 
 export interface TranscriptClassifier {

@@ -28,6 +28,9 @@ const NOT_WORDS = new Set([
   "task_id",
   "cron_id",
   "agent_id",
+  // How a call ended and what the instance answered a send: states, not words.
+  "failure",
+  "reason",
 ]);
 
 /** Keys of a raw record or attachment that are bookkeeping, not content. */

@@ -172,6 +172,7 @@ export function buildEngines(input: EngineInputs): Engines {
     registerTranscripts({
       ...{ instanceId: id, harness, configHome, sessions: sessions.sessions, hub, env, log },
       dumpDir: files.dumps,
+      sent: store.inbox,
     }),
   );
   const llm = take(

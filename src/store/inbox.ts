@@ -1,3 +1,4 @@
+import type BetterSqlite3 from "better-sqlite3";
 import type { InboxMessage } from "../contract/messaging.js";
 import type { ReceiptRoute } from "../contract/receipts.js";
 import type { CommitQueue } from "./commit-queue.js";
@@ -89,6 +90,8 @@ export class InboxStore {
   private readonly clearOffered;
   private readonly deliveredListeners: ((rows: DeliveredRow[]) => void)[] = [];
   private readonly selectMessage;
+  /** Prepared on first use: only transcripts' sends read it (DR-0057). */
+  private selectSent: BetterSqlite3.Statement<[number, number, number]> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -681,6 +684,28 @@ export class InboxStore {
       });
     }
     return removed;
+  }
+
+  /** Messages sent between two instants, newest first (at most `limit`),
+   * with their recipient: what a transcript's send is matched against
+   * (DR-0057). Sees every accepted write; `undefined` under another process's
+   * write lock. Delivered rows go at compaction, so an old send finds none. */
+  sentBetween(
+    since: number,
+    until: number,
+    limit: number,
+  ): { to: string; message: InboxMessage }[] | undefined {
+    if (!this.queue.flush()) return undefined;
+    try {
+      this.selectSent ??= this.db.prepare(
+        "SELECT sid, message FROM inbox WHERE sent_at >= ? AND sent_at <= ? ORDER BY counter DESC LIMIT ?",
+      );
+      const rows = this.selectSent.all(since, until, limit) as { sid: string; message: string }[];
+      return rows.map((r) => ({ to: r.sid, message: JSON.parse(r.message) as InboxMessage }));
+    } catch (error) {
+      if (isBusyError(error)) return undefined;
+      throw error;
+    }
   }
 
   /** The counter mids resume from: above every mid this instance ever issued. */

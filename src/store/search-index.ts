@@ -20,8 +20,10 @@ import { type Db, isDamagedError, openDatabase } from "./database.js";
 /** Bump when the schema changes, or what the classifiers make of a record
  * (its rows keep their type and words): an index of another version is
  * deleted and rebuilt, never migrated — it holds nothing the sources do not.
- * 2: Claude Code's peer messages are `message:session:in` (issue 25). */
-export const SEARCH_INDEX_VERSION = 2;
+ * 2: Claude Code's peer messages are `message:session:in` (issue 25).
+ * 3: a ccmsg send is `message:session:out` only at its call's result, once
+ * the call came back done (DR-0057). */
+export const SEARCH_INDEX_VERSION = 3;
 
 const SCHEMA = `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

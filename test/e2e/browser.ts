@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
-import { runCli, type TestInstance } from "../helpers/instance.js";
+import { ROOT, runCli, type TestInstance } from "../helpers/instance.js";
 
 /** Debian's Chromium (installed by .ci/run), driven by playwright-core. */
 export const CHROMIUM = process.env.CCMSG_CHROMIUM ?? "/usr/bin/chromium";
@@ -123,4 +124,15 @@ export async function axe(page: Page): Promise<string[]> {
 /** The console's URL at a view (`#/…`), from wherever the page is. */
 export function viewUrl(page: Page, hash: string): string {
   return `${page.url().split("#")[0]}${hash}`;
+}
+
+/** A screenshot for the README (`docs/screenshots/<name>.png`): written when
+ * missing, or when asked (`npm run screenshots` sets CCMSG_SCREENSHOTS=1), so
+ * an ordinary test run leaves the tree alone. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const dir = join(ROOT, "docs", "screenshots");
+  const path = join(dir, `${name}.png`);
+  if (existsSync(path) && process.env.CCMSG_SCREENSHOTS !== "1") return;
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path, fullPage: false });
 }

@@ -198,6 +198,33 @@ describe("the transcript indexer", () => {
     }
   });
 
+  it("indexes a reply the person denied as the timeline shows it: a denied call, no message out", async () => {
+    // What the real Claude Code 2.1.328 wrote when the person pressed Esc.
+    const home = join(tmp, `h${n++}`);
+    const dir = join(home, "projects", "-tmp-rec-run-proj");
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, "b7963089-04d0-4e6d-8270-5cbf82be9456.jsonl");
+    cpSync(join(FIXTURES, "claude-code", "transcripts", "2.1.328-denied-reply.jsonl"), path);
+    const index = join(tmp, `i${n++}.db`);
+    const t = indexer("claude", home, index);
+    await t.start();
+    await t.settle();
+    expect(t.rows(path)).toEqual(await expected("claude", path));
+    const reader = openSearchReader(index)!;
+    try {
+      // The words are found in the call that asked for them, never as a message sent.
+      expect(runSearch(reader, { q: "got your message" }).hits.map((h) => h.type)).toEqual([
+        "tool:Bash",
+      ]);
+      expect(
+        runSearch(reader, { q: "got your message", type: "message:session:out" }).hits,
+      ).toEqual([]);
+    } finally {
+      reader.close();
+      t.close();
+    }
+  });
+
   it("indexes Codex rollouts, and never a file reached through a symlink out of the tree", async () => {
     const home = join(tmp, `codex${n++}`);
     cpSync(join(FIXTURES, "codex", "codex-home", "sessions"), join(home, "sessions"), {

@@ -18,7 +18,13 @@ import {
 } from "../../src/harness/transcript-classifier.js";
 import { readLines, type TranscriptLine } from "../../src/harness/transcript-lines.js";
 import { ROOT } from "../helpers/instance.js";
-import { claudeTurn, codexExtras, codexTurn, envelope } from "../helpers/transcript-records.js";
+import {
+  claude,
+  claudeTurn,
+  codexExtras,
+  codexTurn,
+  envelope,
+} from "../helpers/transcript-records.js";
 
 // Typed items (contract §10, harness.md §6.2) from real-format files: the
 // fixtures (copied to a temp config home) and generated records of every
@@ -494,6 +500,157 @@ describe("messages from other sessions, as Claude Code 2.1.328 records them", ()
       ["v6", "message:session:in", "uds:/tmp/cc-socks/1.sock", "please rebase"],
       ["p1", "message:user:in", "", `${envelope}\n\nwhat does this mean?`],
       ["p2", "message:user:in", "", "Another Claude session sent a message:\nhow do I answer it?"],
+    ]);
+  });
+});
+
+describe("messages sent through ccmsg, from the call's result", () => {
+  // Recorded from the real harness: the model asked to run `ccmsg reply …`
+  // and the person pressed Esc at the permission dialog ("Did not run 1 call").
+  const DENIED = join(FIX, "claude-code", "transcripts", "2.1.328-denied-reply.jsonl");
+  const A = "8b2d4e6f-1a3c-4d5e-8f70-9a1b2c3d4e5f";
+  const SAID = "B here: got your message";
+
+  /** The fixture with the denial's result record swapped for `result`. */
+  async function answered(result: (call: string) => object): Promise<string> {
+    const records: object[] = (await lines(DENIED)).map((l) => l.record as object);
+    const at = records.findIndex((r) => JSON.stringify(r).includes('"tool_result"'));
+    const call = JSON.stringify(records[at]).match(/"tool_use_id":"([^"]+)"/)![1]!;
+    const kept = records.slice(0, at).concat([result(call)]);
+    return write(kept.map((r) => JSON.stringify(r)));
+  }
+
+  it("a reply the person denied is a denied tool call and no message out", async () => {
+    const { items } = classifyAll("claude", await lines(DENIED));
+    expect(invalid(items)).toEqual([]);
+    expect(byType(items, "message:session:out")).toEqual([]);
+    const [use, result] = byType(items, "tool:Bash") as Record<string, unknown>[];
+    expect(use).toMatchObject({ role: "use", command: expect.stringContaining("ccmsg reply") });
+    expect(result).toMatchObject({ role: "result", parent_item: use!.id, failure: "denied" });
+    expect(one(items, "notice:interrupt").text).toBe("[Request interrupted by user for tool use]");
+    // Every record 2.1.328 wrote is placed (its cost-state is bookkeeping).
+    expect(byType(items, "system:unknown")).toEqual([]);
+  });
+
+  it("a reply that ran is one message out, at its result, with what the instance answered", async () => {
+    const path = await answered((call) =>
+      claude.result("r-ok", Date.parse("2026-12-02T04:10:00Z"), call, "delivered", {
+        stdout: "delivered",
+        stderr: "",
+        interrupted: false,
+      }),
+    );
+    const { items } = classifyAll("claude", await lines(path));
+    expect(invalid(items)).toEqual([]);
+    const out = one(items, "message:session:out");
+    expect(out).toMatchObject({
+      uuid: "r-ok",
+      to: A,
+      text: SAID,
+      reply_to: "1f2e/7",
+      delivered: true,
+    });
+    expect(byType(items, "tool:Bash")[1]).not.toHaveProperty("failure");
+    // Held: the reason the instance gave.
+    const held = await answered((call) =>
+      claude.result("r-held", 0, call, "held (paused)", { stdout: "held (paused)\n" }),
+    );
+    expect(
+      one(classifyAll("claude", await lines(held)).items, "message:session:out"),
+    ).toMatchObject({ text: SAID, delivered: false, reason: "paused" });
+  });
+
+  it("an MCP send is a message out with what the tool answered", async () => {
+    const { items } = classifyAll("claude", await lines(write(claudeTurn(0))));
+    expect(byType(items, "message:session:out")[0]).toMatchObject({
+      text: "merged",
+      delivered: true,
+    });
+  });
+
+  it("a reply that failed, or whose result has not come, is no message out", async () => {
+    const failed = await answered((call) =>
+      claude.result(
+        "r-fail",
+        0,
+        call,
+        'Exit code 1\nccmsg reply: {"error":{"code":"not_found"}}',
+        undefined,
+        true,
+      ),
+    );
+    const { items } = classifyAll("claude", await lines(failed));
+    expect(byType(items, "message:session:out")).toEqual([]);
+    expect(byType(items, "tool:Bash")[1]).toMatchObject({ failure: "failed" });
+    const records = (await lines(DENIED)).map((l) => JSON.stringify(l.record));
+    const pending = write(
+      records.slice(
+        0,
+        records.findIndex((r) => r.includes('"tool_result"')),
+      ),
+    );
+    expect(
+      byType(classifyAll("claude", await lines(pending)).items, "message:session:out"),
+    ).toEqual([]);
+  });
+
+  it("a send whose result comes after a checkpoint is still found on a re-read", async () => {
+    const path = await answered((call) =>
+      claude.result("r-ok", 0, call, "delivered", { stdout: "delivered" }),
+    );
+    const all = await lines(path);
+    const callAt = all.findIndex((l) => JSON.stringify(l.record).includes('"tool_use"'));
+    const book = new PairBook();
+    const first = classifierFor("claude", book, {});
+    for (const line of all.slice(0, callAt + 1)) book.note(first.classify(line), line.offset);
+    const second = classifierFor("claude", book, {});
+    second.restore(JSON.parse(JSON.stringify(first.save())));
+    const rest = all.slice(callAt + 1).flatMap((l) => {
+      const classified = second.classify(l);
+      book.note(classified, l.offset);
+      return classified.map((c) => c.item.type);
+    });
+    expect(rest).toContain("message:session:out");
+  });
+
+  it("Codex: a ccmsg post that exited 0 is a message out; one that exited 1 is a failed call", async () => {
+    const post = (callId: string) =>
+      JSON.stringify({
+        timestamp: "2026-12-02T04:00:00Z",
+        type: "response_item",
+        payload: {
+          type: "function_call",
+          name: "shell",
+          call_id: callId,
+          arguments: JSON.stringify({ command: ["bash", "-lc", `ccmsg post ${A} 'rebased'`] }),
+        },
+      });
+    const output = (callId: string, exit: number, text: string) =>
+      JSON.stringify({
+        timestamp: "2026-12-02T04:00:01Z",
+        type: "response_item",
+        payload: {
+          type: "function_call_output",
+          call_id: callId,
+          output: JSON.stringify({ output: text, metadata: { exit_code: exit } }),
+        },
+      });
+    const path = write([
+      post("c1"),
+      output("c1", 0, "delivered\n"),
+      post("c2"),
+      output("c2", 1, "ccmsg post: no session"),
+    ]);
+    const { items } = classifyAll("codex", await lines(path));
+    expect(invalid(items)).toEqual([]);
+    expect(byType(items, "message:session:out")).toEqual([
+      expect.objectContaining({ to: A, text: "rebased", delivered: true }),
+    ]);
+    expect(byType(items, "tool:shell").map((i) => (i as { failure?: string }).failure)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      "failed",
     ]);
   });
 });

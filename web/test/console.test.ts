@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import type { VNode } from "preact";
 import { describe, expect, it } from "vitest";
+import { messageStatus, type Receipt } from "../src/lib/message-status.js";
 import { foldNotes, type Item, joinLive, rowsOf, type Seen } from "../src/lib/timeline-rows.js";
 import { Markdown, safeUrl } from "../src/ui/markdown.js";
 
@@ -221,5 +222,46 @@ describe("the timeline's rows", () => {
     const far = take([item(9), item(10)]);
     expect(far.gapAfter).toBe("u4:0");
     expect(state.live.map((i) => i.at)).toEqual([1, 2, 3, 4, 9, 10]);
+  });
+});
+
+describe("a message row's status", () => {
+  const out = { type: "message:session:out" };
+  const receipt = (r: Partial<Receipt>): Receipt => ({
+    mid: "m/1",
+    to: "b",
+    from: "a",
+    sent_at: 1,
+    state: "delivered",
+    ...r,
+  });
+
+  it("says what the instance answered the send when no receipt is known", () => {
+    expect(messageStatus({ ...out, delivered: true }, undefined)?.text).toBe("delivered");
+    expect(messageStatus({ ...out, delivered: false, reason: "paused" }, undefined)?.text).toBe(
+      "held (paused)",
+    );
+    expect(messageStatus(out, undefined)).toBeUndefined();
+    expect(messageStatus({ type: "message:session:in" }, undefined)).toBeUndefined();
+  });
+
+  it("says what the receipt says: held and why, delivered, seen by the model at, not seen and why", () => {
+    const seenAt = new Date(2026, 11, 2, 4, 12).getTime();
+    expect(messageStatus(out, receipt({ state: "held", why: "paused" }))?.text).toBe(
+      "held (paused)",
+    );
+    expect(messageStatus({ ...out, reason: "paused" }, receipt({ state: "held" }))?.text).toBe(
+      "held (paused)",
+    );
+    expect(messageStatus(out, receipt({ state: "delivered" }))?.text).toBe("delivered");
+    const seen = messageStatus(
+      { type: "message:session:in" },
+      receipt({ state: "read", seen_at: seenAt, read_at: seenAt + 1000, route: "socket" }),
+    );
+    expect(seen?.text).toMatch(/^seen by the model at .*12/);
+    expect(seen?.title).toContain("by socket");
+    expect(
+      messageStatus(out, receipt({ state: "unseen", why: "the model answered without it" }))?.text,
+    ).toBe("not seen by the model: the model answered without it");
   });
 });

@@ -6,6 +6,7 @@ import {
   deliveredFields,
   deliveriesIn,
   flag,
+  holdSend,
   ItemBuilder,
   id,
   instant,
@@ -14,7 +15,9 @@ import {
   lineCount,
   mcpSend,
   obj,
+  type SendDraft,
   segment,
+  sendAck,
   shellSend,
   str,
   tagBody,
@@ -50,6 +53,8 @@ const BOOKKEEPING = new Set([
   "api-request-blob",
   "atis-latch",
   "tools-used",
+  // What the session has cost so far (2.1.328), for the harness's own display.
+  "cost-state",
 ]);
 
 /** `system` subtypes that are bookkeeping too. */
@@ -76,6 +81,7 @@ export class ClaudeClassifier implements TranscriptClassifier {
   private message: string | undefined;
   private seen = new Set<string>();
   private slash: string | undefined;
+  private sends = new Map<string, SendDraft>();
 
   constructor(
     private readonly calls: CallBook,
@@ -91,6 +97,7 @@ export class ClaudeClassifier implements TranscriptClassifier {
       s.seen = [...this.seen];
     }
     if (this.slash !== undefined) s.slash = this.slash;
+    if (this.sends.size > 0) s.sends = [...this.sends];
     return s;
   }
 
@@ -100,6 +107,7 @@ export class ClaudeClassifier implements TranscriptClassifier {
     this.message = s.message;
     this.seen = new Set(s.seen);
     this.slash = s.slash;
+    this.sends = new Map(s.sends);
   }
 
   classify(line: TranscriptLine): Classified[] {
@@ -310,13 +318,15 @@ export class ClaudeClassifier implements TranscriptClassifier {
         { key: subKey(toolUseId), side: "use" },
       );
     }
-    const send =
+    holdSend(
+      this.sends,
+      toolUseId,
       name === "Bash"
         ? shellSend(String(fields.command))
         : name.startsWith("mcp__")
           ? mcpSend(name, input)
-          : undefined;
-    if (send !== undefined) b.add("message:session:out", send);
+          : undefined,
+    );
   }
 
   private toolResult(b: ItemBuilder, r: Json, block: Json, extra: Json | undefined): void {
@@ -329,9 +339,10 @@ export class ClaudeClassifier implements TranscriptClassifier {
     const { toolUseId, failed } = result;
     const text = textOf(block.content);
     const fields = resultFields(tool, extra, text, failed, block);
+    const failure = failed ? (refused(r.toolUseResult, text) ? "denied" : "failed") : undefined;
     b.add(
       `tool:${tool}`,
-      { role: "result", tool_use_id: toolUseId, ...fields },
+      { role: "result", tool_use_id: toolUseId, failure, ...fields },
       { key: toolKey(toolUseId), side: "result" },
     );
     if (spawnsAgent(tool)) {
@@ -346,6 +357,15 @@ export class ClaudeClassifier implements TranscriptClassifier {
         },
         { key: subKey(toolUseId), side: "result" },
       );
+    }
+    // A ccmsg send is a message out once its call came back done: a call the
+    // person denied, that failed or was interrupted carried nothing.
+    const send = this.sends.get(toolUseId);
+    this.sends.delete(toolUseId);
+    if (send !== undefined && !failed && fields.interrupted !== true) {
+      // ccmsg's answer: the shell's stdout, or the MCP tool's JSON text.
+      const ack = sendAck(tool === "Bash" ? str(fields.stdout) : text);
+      b.add("message:session:out", { ...send, ...ack });
     }
   }
 
@@ -423,6 +443,21 @@ export class ClaudeClassifier implements TranscriptClassifier {
     }
     b.add(`system:attachment:${segment(kind)}`, { attachment: a });
   }
+}
+
+/** Whether a failed call's result says it never ran because it was refused:
+ * the person said no at the permission dialog (2.1.328 writes
+ * `toolUseResult: "User rejected tool use"` and the text below), or a rule
+ * or hook denied it. */
+function refused(toolUseResult: unknown, text: string | undefined): boolean {
+  if (toolUseResult === "User rejected tool use") return true;
+  const t = text?.trimStart() ?? "";
+  return (
+    t.startsWith("The user doesn't want to proceed with this tool use") ||
+    t.startsWith("Permission to use ") ||
+    /^Claude requested permissions? to use /.test(t) ||
+    /^Hook \S+ denied this tool/.test(t)
+  );
 }
 
 /** Whether Claude Code marked a record (or a queued prompt) as another

@@ -4,12 +4,15 @@ import {
   type CallBook,
   type Classified,
   deliveredFields,
+  holdSend,
   ItemBuilder,
   instant,
   isObject,
   type Json,
   obj,
+  type SendDraft,
   segment,
+  sendAck,
   shellSend,
   str,
   textOf,
@@ -57,17 +60,21 @@ export class CodexClassifier implements TranscriptClassifier {
   private turn = 0;
   private at = 0;
   private started = false;
+  private sends = new Map<string, SendDraft>();
 
   constructor(private readonly calls: CallBook) {}
 
   save(): ClassifierState {
-    return { turn: this.turn, at: this.at, started: this.started };
+    const s: ClassifierState = { turn: this.turn, at: this.at, started: this.started };
+    if (this.sends.size > 0) s.sends = [...this.sends];
+    return s;
   }
 
   restore(s: ClassifierState): void {
     this.turn = s.turn;
     this.at = s.at;
     this.started = s.started === true;
+    this.sends = new Map(s.sends);
   }
 
   classify(line: TranscriptLine): Classified[] {
@@ -152,8 +159,7 @@ export class CodexClassifier implements TranscriptClassifier {
         { role: "use", tool_use_id: callId, input },
         { key: toolKey(callId), side: "use" },
       );
-      const send = shellSend(shellCommand(input) ?? "");
-      if (send !== undefined) b.add("message:session:out", send);
+      holdSend(this.sends, callId, shellSend(shellCommand(input) ?? ""));
       return;
     }
     const tool = callId && this.calls.toolOf(callId, b.line.offset);
@@ -161,11 +167,20 @@ export class CodexClassifier implements TranscriptClassifier {
       b.unknown(r);
       return;
     }
+    const result = jsonObject(p.output, "output");
+    const ran = shellRun(result);
     b.add(
       `tool:${tool}`,
-      { role: "result", tool_use_id: callId, result: jsonObject(p.output, "output") },
+      { role: "result", tool_use_id: callId, failure: ran.failure, result },
       { key: toolKey(callId), side: "result" },
     );
+    // A ccmsg send is a message out once the command is known to have done
+    // its work: exit 0, or (no exit code written) ccmsg's own answer.
+    const send = this.sends.get(callId);
+    this.sends.delete(callId);
+    const ack = sendAck(ran.output);
+    if (send !== undefined && (ran.exit === 0 || (ran.exit === undefined && ack !== undefined)))
+      b.add("message:session:out", { ...send, ...ack });
   }
 
   private userText(b: ItemBuilder, text: string): void {
@@ -212,6 +227,30 @@ function jsonObject(value: unknown, name: string): Json {
     } catch {}
   }
   return { [name]: value ?? null };
+}
+
+/** What a Codex shell call's output says of the run: `{output, metadata:
+ * {exit_code}}`, or the text form `Exit code: N … Output:\n…`. A refusal
+ * (the person declined the command) is `denied`, another non-zero exit
+ * `failed`. */
+function shellRun(result: Json): {
+  exit?: number;
+  output?: string;
+  failure?: "denied" | "failed";
+} {
+  const text = str(result.output);
+  const meta = obj(result.metadata);
+  let exit = typeof meta?.exit_code === "number" ? meta.exit_code : undefined;
+  let output = text;
+  if (exit === undefined && text !== undefined) {
+    const m = /^Exit code: (-?\d+)$/m.exec(text);
+    if (m !== null) exit = Number(m[1]);
+    const at = text.indexOf("\nOutput:\n");
+    if (at >= 0) output = text.slice(at + 9);
+  }
+  if (text !== undefined && /\b(rejected|declined|aborted) by (the )?user\b/i.test(text))
+    return { exit, output, failure: "denied" };
+  return { exit, output, ...(exit !== undefined && exit !== 0 ? { failure: "failed" } : {}) };
 }
 
 /** The script a Codex shell call runs (`["bash", "-lc", script]`). */

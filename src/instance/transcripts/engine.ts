@@ -5,6 +5,7 @@ import type { TopicHub } from "../topic-hub.js";
 import { TranscriptFeeds } from "./feeds.js";
 import { ItemIndex, serveItemsTopic } from "./items.js";
 import { RawPublisher } from "./raw.js";
+import type { SentRecords } from "./sent-join.js";
 import { StatusFold } from "./status.js";
 import { TranscriptTopics } from "./topics.js";
 
@@ -31,6 +32,8 @@ export function serveTranscripts(input: {
   sessions: Sessions;
   hub: TopicHub;
   log: Logger;
+  /** What the instance carried: the mids of the sends a transcript shows. */
+  sent?: SentRecords;
 }): Transcripts {
   const { hub, sessions } = input;
   const announced = (sid: string) => {
@@ -49,7 +52,7 @@ export function serveTranscripts(input: {
       const late = info.agentId === undefined && topics?.late.has(info.sid) === true;
       return {
         raw: new RawPublisher(info, hub, input.instanceId, late),
-        items: new ItemIndex(info, hub, input.instanceId, late),
+        items: new ItemIndex(info, hub, input.instanceId, late, input.sent),
         status: new StatusFold(
           info,
           (sid) => {

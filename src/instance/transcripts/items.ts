@@ -15,6 +15,7 @@ import type { TopicHub } from "../topic-hub.js";
 import type { FeedConsumer, FeedInfo } from "./feeds.js";
 import { itemBytes, wireItem } from "./item-fit.js";
 import { Ledger } from "./ledger.js";
+import { joinSent, type SentRecords } from "./sent-join.js";
 
 // The typed item index of one transcript (contract §10, §5.4
 // `transcript_items:<sid>`; DR-0027). Memory stays flat however long the file
@@ -105,6 +106,8 @@ export class ItemIndex implements FeedConsumer, CallBook, ItemLinks {
     private readonly hub?: TopicHub,
     instanceId = "",
     private readonly fromStart = false,
+    /** The instance's record of what it carried, for the mids of sends. */
+    private readonly sent?: SentRecords,
   ) {
     // Only a session's own transcript has a topic; an agent's is read only.
     this.topic = info.agentId === undefined ? `transcript_items:${info.sid}` : undefined;
@@ -161,7 +164,7 @@ export class ItemIndex implements FeedConsumer, CallBook, ItemLinks {
       this.ats.push(classified[0]!.item.at);
       this.uuids.push(classified[0]!.item.uuid);
       this.note(classified, record, line.offset);
-      const items = finishItems(classified, line.record, this);
+      const items = this.finish(classified, line.record);
       for (const item of items) {
         const kept = line.bytes > RING_FIT_ABOVE ? wireItem(item) : item;
         this.remember(kept);
@@ -169,6 +172,14 @@ export class ItemIndex implements FeedConsumer, CallBook, ItemLinks {
       }
     }
     if (fresh.length > 0) this.publish(fresh);
+  }
+
+  /** The finished items of one record, sends joined to what was carried. */
+  private finish(classified: readonly Classified[], record: Record<string, unknown> | undefined) {
+    const items = finishItems(classified, record, this);
+    return this.sent === undefined
+      ? items
+      : items.map((item) => joinSent(item, this.info.sid, this.sent));
   }
 
   /** Take in the pairs of one record: a use opens its call's slot, a result
@@ -353,7 +364,7 @@ export class ItemIndex implements FeedConsumer, CallBook, ItemLinks {
           if (out.length > 0) yield out;
           return;
         }
-        const items = finishItems(classified, line.record, this);
+        const items = this.finish(classified, line.record);
         for (const item of items) {
           if (r === first && indexOf(item.id) < firstIndex) continue;
           if (keeps(item.type)) out.push(item);

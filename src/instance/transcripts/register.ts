@@ -7,6 +7,7 @@ import { serveTranscripts, type Transcripts } from "./engine.js";
 import { forkOriginHandlers } from "./fork-origin-handlers.js";
 import { transcriptHandlers } from "./handlers.js";
 import { transcriptItemsHandlers } from "./item-handlers.js";
+import type { SentRecords } from "./sent-join.js";
 import { serveSessionStatus } from "./status.js";
 
 /** What the transcript feeds are built on. */
@@ -22,6 +23,8 @@ export interface TranscriptsDeps {
   /** Where `session_dump_write` writes (`<state dir>/dumps`). */
   dumpDir: string;
   log: Logger;
+  /** The inbox store: the mids of the sends transcripts show (DR-0057). */
+  sent?: SentRecords;
 }
 
 /** Transcript feeds and their topics, `session_status`, and the transcript
@@ -38,6 +41,7 @@ export function registerTranscripts(
     sessions,
     hub,
     log,
+    sent: deps.sent,
   });
   serveSessionStatus({ instanceId, hub, sessions, feeds: transcripts.feeds, log });
   const reads = { configHome, harness, transcripts };

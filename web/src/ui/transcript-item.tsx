@@ -1,4 +1,5 @@
 import type { ComponentChildren } from "preact";
+import { messageStatus, useReceipt } from "../lib/receipts.js";
 import { href } from "../lib/router.js";
 import { labelOf, rowsBySid } from "../lib/sessions.js";
 import { clockTime, fullTime } from "../lib/time.js";
@@ -47,7 +48,10 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
       >
         {head(
           inbound ? "Message in" : "Message out",
-          inbound ? <Sender from={who} /> : who !== "" && <span>to {who}</span>,
+          <>
+            <Session sid={who} word={inbound ? "from" : "to"} />
+            <Status item={item} />
+          </>,
         )}
         <div class="titem-body">
           <Markdown text={str(f.text)} />
@@ -122,22 +126,36 @@ export function TranscriptItemView({ item, result }: { item: Item; result?: Item
   );
 }
 
-/** Who sent a message in: a session the console knows by its name, linked
- * to its page; anything else (a session gone from every list, an address of
- * the harness's own) by what the item says, its head when it is long. */
-function Sender({ from }: { from: string }) {
-  if (from === "") return null;
-  const row = rowsBySid.value.get(from);
+/** Who sent a message in, or whom a message out went to: a session the
+ * console knows by its name, linked to its page; anything else (a session
+ * gone from every list, an address of the harness's own) by what the item
+ * says, its head when it is long. */
+function Session({ sid, word }: { sid: string; word: "from" | "to" }) {
+  if (sid === "") return null;
+  const row = rowsBySid.value.get(sid);
   return (
-    <span class="sender">
-      from{" "}
+    <span class={word === "from" ? "sender" : "recipient"}>
+      {word}{" "}
       {row === undefined ? (
-        <span title={from}>{from.length > 12 ? `${from.slice(0, 8)}…` : from}</span>
+        <span title={sid}>{sid.length > 12 ? `${sid.slice(0, 8)}…` : sid}</span>
       ) : (
-        <a href={href({ view: "session", sid: from })} title={from}>
+        <a href={href({ view: "session", sid })} title={sid}>
           {labelOf(row)}
         </a>
       )}
+    </span>
+  );
+}
+
+/** What became of a message (lib/receipts.ts), when anything is known. */
+function Status({ item }: { item: Item }) {
+  const f = item as unknown as Record<string, unknown>;
+  const receipt = useReceipt(typeof f.msg_id === "string" ? f.msg_id : undefined);
+  const status = messageStatus(f as { type: string }, receipt.value);
+  if (status === undefined) return null;
+  return (
+    <span class={`msg-status msg-${status.state}`} title={status.title || undefined}>
+      {status.text}
     </span>
   );
 }
@@ -149,13 +167,30 @@ function CallView({ item, result }: { item: Item; result?: Item }) {
   const name = item.type.startsWith("tool:")
     ? item.type.slice(5)
     : `Agent${typeof f.subagent_type === "string" ? ` (${f.subagent_type})` : ""}`;
-  const status = isResult ? "result" : result !== undefined ? "done" : "running";
+  // A call the person (or a rule) refused never ran; one that failed did.
+  const ended = (result ?? (isResult ? item : undefined)) as { failure?: string } | undefined;
+  const failure = ended?.failure;
+  const status = isResult
+    ? "result"
+    : failure !== undefined
+      ? failure
+      : result !== undefined
+        ? "done"
+        : "running";
   return (
     <article class={`titem tool status-${status}`}>
       <div class="titem-head">
         <span class="titem-type">{name}</span>
-        <span>
-          {isResult ? "result (call not loaded)" : status === "running" ? "no result yet" : ""}
+        <span class={failure === undefined ? undefined : "call-failure"}>
+          {failure === "denied"
+            ? "denied: did not run"
+            : failure === "failed"
+              ? "failed"
+              : isResult
+                ? "result (call not loaded)"
+                : status === "running"
+                  ? "no result yet"
+                  : ""}
         </span>
         <time dateTime={new Date(item.at).toISOString()} title={fullTime(item.at)}>
           {clockTime(item.at)}
