@@ -62,6 +62,8 @@ export class TypedRoute {
       return undefined;
     this.busy.add(sid);
     try {
+      // A first look, so a session with no pane costs no transcript lookup.
+      if ((await this.readyPane(sid)) === undefined) return undefined;
       let path = await locateTranscript("claude", this.setup.home, sid).catch(() => undefined);
       const from = await transcriptEnd(path);
       // The last look, right before the keys: nothing awaited in between
