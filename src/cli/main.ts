@@ -347,6 +347,9 @@ export const COMMANDS: Record<
       "  status     what is wired and what is broken (exit 2 when something is)",
       "  uninstall  take out exactly what install added; untouched files come back byte for byte",
       "  --dry-run  print what would change and change nothing",
+      "  --allow-tools / --no-allow-tools  (install claude) add, or take out, allow rules",
+      "             for ccmsg's own commands and MCP tools, so they run without a prompt;",
+      "             asked on a terminal. --scope user|project|local picks the settings file",
     ].join("\n"),
   },
   dump: {

@@ -173,15 +173,27 @@ async function send(
   args: OpArgs<"message_send">,
 ): Promise<void> {
   const client = await connectInstance(values);
-  const r = await callAs(client, sessionId(values), "message_send", args);
+  const as = sessionId(values);
+  const r = await callAs(client, as, "message_send", args);
   client.close();
   print(values, r, () => {
-    if (r.delivered) return "delivered";
+    // A person's words: typed as theirs, or framed as a peer's (DR-0055).
+    if (r.typed !== undefined) return typedText(r.typed);
+    if (r.delivered)
+      return as === undefined
+        ? "delivered as a message: Claude Code shows it as from another session"
+        : "delivered";
     const lines = [`held (${r.reason})`];
     for (const c of r.candidates ?? [])
       lines.push(`  live in the same repository: ${c.sid}${c.ws ? ` (${c.ws})` : ""}`);
     return lines.join("\n");
   });
+}
+
+function typedText(typed: "confirmed" | "unconfirmed"): string {
+  return typed === "confirmed"
+    ? "typed into the session as you"
+    : "typed into the session as you; not yet seen in its transcript (not sent again)";
 }
 
 /** `ccmsg notify <text> [--about <sid>]` — a best-effort line for the person. */

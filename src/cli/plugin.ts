@@ -1,6 +1,13 @@
 import { resolve } from "node:path";
+import { createInterface } from "node:readline/promises";
 import { Client } from "../client/client.js";
 import { UsageError } from "../client/flags.js";
+import {
+  CLAUDE_ALLOW_RULES,
+  SETTINGS_SCOPES,
+  type SettingsScope,
+  settingsPath,
+} from "../harness/plugin/allow-rules.js";
 import { claudeStatus, installClaude, uninstallClaude } from "../harness/plugin/claude.js";
 import { codexStatus, installCodex, uninstallCodex } from "../harness/plugin/codex.js";
 import { runningInvocation } from "../harness/plugin/command-line.js";
@@ -14,7 +21,8 @@ import { parse, print } from "./options.js";
 // a harness, say what is wired, take it out again. The work is in
 // src/harness/plugin/; this module reads the command line and prints.
 
-const USAGE = "ccmsg plugin install|status|uninstall claude|codex [--dry-run]";
+const USAGE =
+  "ccmsg plugin install|status|uninstall claude|codex [--dry-run] [--allow-tools|--no-allow-tools] [--scope user|project|local]";
 
 const HARNESSES = {
   claude: { install: installClaude, uninstall: uninstallClaude, status: claudeStatus },
@@ -22,7 +30,16 @@ const HARNESSES = {
 } as const;
 
 export const plugin: Command = async (argv) => {
-  const { values, positionals } = parse(argv, { "dry-run": { type: "boolean" } }, USAGE);
+  const { values, positionals } = parse(
+    argv,
+    {
+      "dry-run": { type: "boolean" },
+      "allow-tools": { type: "boolean" },
+      "no-allow-tools": { type: "boolean" },
+      scope: { type: "string" },
+    },
+    USAGE,
+  );
   const [verb, harness, ...extra] = positionals;
   if (verb !== "install" && verb !== "status" && verb !== "uninstall")
     throw new UsageError(`say install, status or uninstall${verb ? ` (not "${verb}")` : ""}`);
@@ -42,6 +59,21 @@ export const plugin: Command = async (argv) => {
     inv: runningInvocation(),
     env: process.env,
   };
+  if (values["allow-tools"] && values["no-allow-tools"])
+    throw new UsageError("say --allow-tools or --no-allow-tools, not both");
+  const scope = values.scope ?? "user";
+  if (!(SETTINGS_SCOPES as readonly string[]).includes(scope))
+    throw new UsageError(`--scope is user, project or local (not "${scope}")`);
+  if (verb === "install") {
+    const file = settingsPath(scope as SettingsScope, process.env, process.cwd());
+    const allowTools = values["allow-tools"]
+      ? true
+      : values["no-allow-tools"]
+        ? false
+        : await askAllowTools(harness, file);
+    if (allowTools !== undefined) ctx.allowTools = allowTools;
+    ctx.settingsFile = file;
+  }
   const ops = HARNESSES[harness];
   if (verb === "status") {
     const status = await ops.status(ctx);
@@ -54,6 +86,26 @@ export const plugin: Command = async (argv) => {
   const outcome = await ops[verb](ctx, dryRun);
   print(values, outcome, () => outcomeText(outcome));
 };
+
+/** On a terminal, ask whether ccmsg's own tools may run without a prompt
+ * (DR-0055); elsewhere nobody can answer, so nothing changes. */
+async function askAllowTools(harness: string, file: string): Promise<boolean | undefined> {
+  if (harness !== "claude" || !process.stdin.isTTY || !process.stdout.isTTY) return undefined;
+  const lines = [
+    "Let sessions run ccmsg's own commands and MCP tools without a permission prompt?",
+    `These allow rules would go into ${file}:`,
+    ...CLAUDE_ALLOW_RULES.map((r) => `  ${r}`),
+    "(uninstall takes out exactly these; --allow-tools / --no-allow-tools answers without asking)",
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const answer = await rl.question("Add them? [y/N] ");
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
 
 interface Reach {
   reachable: boolean;
@@ -94,6 +146,17 @@ function outcomeText(o: Outcome): string {
     lines.push(
       `  ${(c.ran ? "ran" : "to run").padEnd(9)} ${c.command}${c.result ? ` — ${c.result}` : ""}`,
     );
+  const allow = o.allow_rules;
+  if (allow?.unsupported !== undefined) lines.push(`  allow rules: ${allow.unsupported}`);
+  else if (allow !== undefined) {
+    const would = o.dry_run ? "to be " : "";
+    if (allow.added.length === 0 && allow.removed.length === 0)
+      lines.push(`  allow rules: nothing ${o.dry_run ? "to change" : "changed"} in ${allow.path}`);
+    if (allow.added.length > 0) lines.push(`  allow rules ${would}added to ${allow.path}:`);
+    for (const r of allow.added) lines.push(`    + ${r}`);
+    if (allow.removed.length > 0) lines.push(`  allow rules ${would}taken out of ${allow.path}:`);
+    for (const r of allow.removed) lines.push(`    - ${r}`);
+  }
   if (o.needs.length > 0) lines.push("", "Still to do:");
   for (const n of o.needs)
     lines.push(`  - ${n.what}:`, ...n.how.split("\n").map((l) => `      ${l}`));

@@ -49,6 +49,11 @@ export const MessageSendResult = Type.Object({
   /** Present when the addressee is paused or gone: sessions live now in the
    * same repository. */
   candidates: Type.Optional(Type.Array(CandidateSession)),
+  /** Extension (DR-0055): a person's message typed into the session's
+   * terminal as the person's own prompt (`delivered` is true): `confirmed`
+   * once its transcript recorded the turn, `unconfirmed` when typed and not
+   * seen there in time. Absent: it went as a message. */
+  typed: Type.Optional(Type.Union([Type.Literal("confirmed"), Type.Literal("unconfirmed")])),
 });
 export type MessageSendResult = Static<typeof MessageSendResult>;
 export const MessageSendRequest = request("message_send", MessageSendArgs);

@@ -40,6 +40,10 @@ export const RECEIPT_ROUTES = [
   "hook",
   /** A plain `inbox` subscriber (the MCP server, a client). */
   "subscriber",
+  /** Typed into the session's terminal as its person's prompt (DR-0055):
+   * no envelope, so seen is stamped by the typed route's own look at the
+   * transcript, and it is never offered again by another route. */
+  "typed",
 ] as const;
 export type ReceiptRoute = (typeof RECEIPT_ROUTES)[number];
 

@@ -50,6 +50,19 @@ export function typeLine(
   );
 }
 
+/** The visible text of a pane (no colours), or undefined when tmux could
+ * not read it (no such pane, no server, tmux missing). */
+export async function capturePane(
+  target: TmuxPane,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  const r = await run("tmux", [...server(target), "capture-pane", "-p", "-t", target.pane], {
+    env,
+    timeoutMs: TMUX_TIMEOUT_MS,
+  });
+  return r.ok ? r.stdout : undefined;
+}
+
 /** Where a new window opens: the tmux session of the process asking (it
  * runs inside tmux), or a named session of the default server, made
  * (detached) when it does not exist yet. */

@@ -159,6 +159,13 @@ describe("the web console", () => {
     expect(await axe(page)).toEqual([]);
   });
 
+  it("says the composer's message went as a message (no terminal to type it into), framed by Claude Code as from another session", async () => {
+    // DR-0055: the live session here runs in no tmux pane.
+    const said = await page.textContent('[data-delivery="delivered"]');
+    expect(said).toContain("delivered as a message");
+    expect(said).toContain("Claude Code shows it as from another session");
+  });
+
   it("shows the session's transcript as typed items, calls folded with their results, and follows appends", async () => {
     await page.waitForSelector(".timeline .titem");
     const timeline = page.locator(".timeline");

@@ -45,9 +45,19 @@ export function claudeSetup(
 export class TmuxClaude {
   private readonly tmux: string[];
 
-  constructor(name: string, env: Record<string, string>, cwd: string, args: string[]) {
+  /** With `paneKnown`, Claude Code keeps tmux's `TMUX` and `TMUX_PANE`, so its
+   * state file names the pane (as for a person who runs it in tmux). */
+  constructor(
+    name: string,
+    env: Record<string, string>,
+    cwd: string,
+    args: string[],
+    options: { paneKnown?: boolean } = {},
+  ) {
     this.tmux = ["-L", `${name}-${process.pid}`, "-f", "/dev/null"];
     const words = Object.entries(env).map(([k, v]) => shellWord(`${k}=${v}`));
+    // Expanded by the pane's shell, which tmux started with them set.
+    if (options.paneKnown === true) words.push('TMUX="$TMUX"', 'TMUX_PANE="$TMUX_PANE"');
     const command = `exec env -i ${words.join(" ")} ${[CLAUDE, ...args].map(shellWord).join(" ")}`;
     execFileSync("tmux", [
       ...this.tmux,
@@ -65,6 +75,16 @@ export class TmuxClaude {
 
   pane(): string {
     return execFileSync("tmux", [...this.tmux, "capture-pane", "-p"], { encoding: "utf8" });
+  }
+
+  /** Type `text` literally, without Enter: a draft left in the box. */
+  draft(text: string): void {
+    execFileSync("tmux", [...this.tmux, "send-keys", "-l", text]);
+  }
+
+  /** Press one key (tmux's name for it: `Escape`, `Enter`, …). */
+  key(name: string): void {
+    execFileSync("tmux", [...this.tmux, "send-keys", name]);
   }
 
   /** Type `text` literally, then Enter. */

@@ -538,3 +538,125 @@ describe("ccmsg plugin … codex", () => {
     }
   });
 });
+
+// --- allow rules for ccmsg's own tools (DR-0055) -------------------------
+
+describe("ccmsg plugin install claude --allow-tools", () => {
+  const ours = [
+    "Bash(ccmsg post:*)",
+    "Bash(ccmsg reply:*)",
+    "Bash(ccmsg peers:*)",
+    "Bash(ccmsg notify:*)",
+    "Bash(ccmsg dump:*)",
+    "Bash(ccmsg reserve:*)",
+    "Bash(ccmsg release:*)",
+    "Bash(ccmsg stopping:*)",
+    "mcp__plugin_ccmsg_ccmsg",
+  ];
+  const settingsOf = (s: Setup) => join(s.env.CLAUDE_CONFIG_DIR!, "settings.json");
+
+  it("says exactly which rules it adds, and uninstall takes out exactly those, never the person's", async () => {
+    const s = setup();
+    const settings = settingsOf(s);
+    // The person's own settings, one of ccmsg's rules among them already.
+    writeFileSync(
+      settings,
+      JSON.stringify({
+        model: "opus",
+        permissions: { allow: ["Bash(npm test:*)", "Bash(ccmsg post:*)"], deny: ["Bash(rm:*)"] },
+      }),
+    );
+    const r = await plugin(s, "install", "claude", "--allow-tools", "--text");
+    expect(r.code, r.stderr).toBe(0);
+    const added = ours.filter((x) => x !== "Bash(ccmsg post:*)");
+    expect(r.stdout).toContain(
+      [`  allow rules added to ${settings}:`, ...added.map((x) => `    + ${x}`)].join("\n"),
+    );
+    expect(readJson(settings)).toEqual({
+      model: "opus",
+      permissions: {
+        allow: ["Bash(npm test:*)", "Bash(ccmsg post:*)", ...added],
+        deny: ["Bash(rm:*)"],
+      },
+    });
+
+    // A second install adds nothing; the person adds a rule of their own.
+    const again = await plugin(s, "install", "claude", "--allow-tools", "--json");
+    expect(JSON.parse(again.stdout).allow_rules).toEqual({
+      path: settings,
+      added: [],
+      removed: [],
+    });
+    const edited = readJson(settings);
+    edited.permissions.allow.push("Bash(git status:*)");
+    writeFileSync(settings, JSON.stringify(edited));
+
+    const u = await plugin(s, "uninstall", "claude", "--json");
+    expect(u.code, u.stderr).toBe(0);
+    expect(JSON.parse(u.stdout).allow_rules).toEqual({ path: settings, added: [], removed: added });
+    expect(readJson(settings)).toEqual({
+      model: "opus",
+      permissions: {
+        allow: ["Bash(npm test:*)", "Bash(ccmsg post:*)", "Bash(git status:*)"],
+        deny: ["Bash(rm:*)"],
+      },
+    });
+  });
+
+  it("creates the settings file when there is none and removes it again; --no-allow-tools and no answer add nothing", async () => {
+    const s = setup();
+    const settings = settingsOf(s);
+    for (const args of [["--no-allow-tools"], []]) {
+      const r = await plugin(s, "install", "claude", ...args, "--json");
+      expect(r.code, r.stderr).toBe(0);
+      expect(existsSync(settings)).toBe(false);
+    }
+    const dry = await plugin(s, "install", "claude", "--allow-tools", "--dry-run", "--json");
+    expect(JSON.parse(dry.stdout).allow_rules).toEqual({
+      path: settings,
+      added: ours,
+      removed: [],
+    });
+    expect(existsSync(settings)).toBe(false);
+    await plugin(s, "install", "claude", "--allow-tools");
+    expect(readJson(settings)).toEqual({ permissions: { allow: ours } });
+    // The person changes their mind: --no-allow-tools takes ccmsg's out.
+    const no = await plugin(s, "install", "claude", "--no-allow-tools", "--json");
+    expect(JSON.parse(no.stdout).allow_rules).toEqual({ path: settings, added: [], removed: ours });
+    expect(existsSync(settings)).toBe(false);
+    // Another scope: the current directory's local settings, then none.
+    const local = join(s.root, ".claude", "settings.local.json");
+    const at = { cwd: s.root };
+    await runCli(
+      ["plugin", "install", "claude", "--allow-tools", "--scope", "local"],
+      s.env,
+      "",
+      at,
+    );
+    expect(readJson(local)).toEqual({ permissions: { allow: ours } });
+    expect(existsSync(settings)).toBe(false);
+    await runCli(["plugin", "uninstall", "claude"], s.env, "", at);
+    expect(existsSync(join(s.root, ".claude"))).toBe(false);
+  });
+
+  it("refuses a settings file it cannot read, both answers at once, and an unknown scope", async () => {
+    const s = setup();
+    writeFileSync(settingsOf(s), "{ not json");
+    const r = await plugin(s, "install", "claude", "--allow-tools");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("is not a JSON object; ccmsg will not rewrite it");
+    expect(readFileSync(settingsOf(s), "utf8")).toBe("{ not json");
+    // Refused before anything was written or registered.
+    expect(existsSync(s.pluginDir)).toBe(false);
+    expect(s.calls()).toEqual([]);
+    for (const [args, says] of [
+      [["--allow-tools", "--no-allow-tools"], "not both"],
+      [["--allow-tools", "--scope", "team"], "--scope is user, project or local"],
+    ] as const) {
+      const refused = await plugin(s, "install", "claude", ...args, "--json");
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stderr).error).toMatchObject({ code: "invalid_args" });
+      expect(refused.stderr).toContain(says);
+    }
+  });
+});

@@ -3,6 +3,13 @@ import { join, resolve } from "node:path";
 import { readJsonFile } from "../../util/json-file.js";
 import { VERSION } from "../../util/version.js";
 import { SYNC_HOOK_TIMEOUT_S, WAITER_HOOK_TIMEOUT_S } from "../hook-delivery.js";
+import {
+  type AllowRecord,
+  addAllowRules,
+  CLAUDE_ALLOW_RULES,
+  checkSettings,
+  removeAllowRules,
+} from "./allow-rules.js";
 import type { Check } from "./command-line.js";
 import { commandCheck, commandLine, onPath, shellWord } from "./command-line.js";
 import {
@@ -16,6 +23,7 @@ import {
   saveReceipt,
 } from "./files.js";
 import {
+  type AllowChange,
   type HarnessCommand,
   lastJson,
   type Outcome,
@@ -200,6 +208,7 @@ async function runSteps(
 
 export async function installClaude(ctx: PluginContext, dryRun: boolean): Promise<Outcome> {
   const dir = claudePluginDir(ctx.stateDir);
+  if (ctx.allowTools === true && ctx.settingsFile !== undefined) checkSettings(ctx.settingsFile);
   const previous = loadReceipt(receiptPath(ctx.stateDir));
   const { plan, receipt } = planInstall("claude", claudeFiles(ctx), previous);
   const exe = onPath("claude", ctx.env);
@@ -220,6 +229,9 @@ export async function installClaude(ctx: PluginContext, dryRun: boolean): Promis
     saveReceipt(receiptPath(ctx.stateDir), receipt);
   }
   if (failed) throw new Error(failed);
+  // After Claude Code's own CLI, which writes the user settings file too.
+  const allow = allowRulesStep(ctx, receipt, dryRun);
+  if (allow !== undefined && !dryRun) saveReceipt(receiptPath(ctx.stateDir), receipt);
   const needs = [];
   if (exe === undefined && commands.length > 0)
     needs.push({
@@ -237,7 +249,33 @@ export async function installClaude(ctx: PluginContext, dryRun: boolean): Promis
     changes: plan.changes,
     commands,
     needs,
+    ...(allow === undefined ? {} : { allow_rules: allow }),
   };
+}
+
+/**
+ * The person's word on allow rules, carried out on `receipt`: add them to
+ * the chosen settings file (recording exactly what was added), or take
+ * ccmsg's out again; nothing when they gave none.
+ */
+function allowRulesStep(
+  ctx: PluginContext,
+  receipt: { allow_rules?: AllowRecord },
+  dryRun: boolean,
+): AllowChange | undefined {
+  const previous = receipt.allow_rules;
+  if (ctx.allowTools === undefined) return undefined;
+  const path = ctx.settingsFile ?? previous?.path;
+  if (!ctx.allowTools || (previous !== undefined && path !== previous.path)) {
+    const removed = previous === undefined ? [] : removeAllowRules(previous, dryRun);
+    if (!dryRun) delete receipt.allow_rules;
+    if (!ctx.allowTools) return { path: previous?.path ?? path ?? "", added: [], removed };
+  }
+  if (path === undefined) return undefined;
+  const kept = receipt.allow_rules?.path === path ? receipt.allow_rules : undefined;
+  const { record, added } = addAllowRules(path, CLAUDE_ALLOW_RULES, kept, dryRun);
+  if (!dryRun && record.rules.length > 0) receipt.allow_rules = record;
+  return { path, added, removed: [] };
 }
 
 export async function uninstallClaude(ctx: PluginContext, dryRun: boolean): Promise<Outcome> {
@@ -256,6 +294,12 @@ export async function uninstallClaude(ctx: PluginContext, dryRun: boolean): Prom
   if (failed) throw new Error(failed);
   const receipt = loadReceipt(receiptPath(ctx.stateDir));
   const plan = receipt ? planUninstall(receipt, claudeFiles(ctx)) : undefined;
+  // Exactly the rules this ccmsg added; a rule the person has stays.
+  const record = receipt?.allow_rules;
+  const allow: AllowChange | undefined =
+    record === undefined
+      ? undefined
+      : { path: record.path, added: [], removed: removeAllowRules(record, dryRun) };
   if (!dryRun && plan) {
     applyPlan(plan);
     removeReceipt(receiptPath(ctx.stateDir));
@@ -274,6 +318,7 @@ export async function uninstallClaude(ctx: PluginContext, dryRun: boolean): Prom
     changes: plan?.changes ?? [],
     commands,
     needs,
+    ...(allow === undefined ? {} : { allow_rules: allow }),
   };
 }
 

@@ -184,6 +184,19 @@ export async function installCodex(ctx: PluginContext, dryRun: boolean): Promise
     changes: plan.changes,
     commands: [],
     needs: await codexNeeds(ctx),
+    // No equivalent verified against the Codex here (DR-0055): nothing is
+    // written, and the person is told so.
+    ...(ctx.allowTools === true
+      ? {
+          allow_rules: {
+            path: "",
+            added: [],
+            removed: [],
+            unsupported:
+              "not added for Codex: no allow rule for ccmsg's commands and MCP tools has been verified in its config; Codex keeps asking as its approval policy says",
+          },
+        }
+      : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "../../state/atomic-write.js";
+import type { AllowRecord } from "./allow-rules.js";
 
 // What an install puts on disk, planned before anything is written, and the
 // receipt that lets uninstall take exactly that back. A file is either
@@ -50,6 +51,8 @@ export interface Receipt {
   dirs: string[];
   /** What was registered with the harness's own CLI. */
   registered?: Record<string, boolean>;
+  /** Allow rules added to a settings file at the person's word (DR-0055). */
+  allow_rules?: AllowRecord;
 }
 
 export type Action =
@@ -148,6 +151,7 @@ export function planInstall(
   for (const f of previous?.files ?? []) if (!files.some((g) => g.path === f.path)) files.push(f);
   const receipt: Receipt = { harness, files, dirs: [...dirs].sort() };
   if (previous?.registered) receipt.registered = previous.registered;
+  if (previous?.allow_rules) receipt.allow_rules = previous.allow_rules;
   return { plan, receipt };
 }
 

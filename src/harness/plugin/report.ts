@@ -14,6 +14,20 @@ export interface PluginContext {
   stateDirArgs: string[];
   inv: Invocation;
   env: NodeJS.ProcessEnv;
+  /** Allow rules for ccmsg's own tools (DR-0055): add (true), take out
+   * ccmsg's (false), or leave as they are (absent). */
+  allowTools?: boolean;
+  /** The settings file they go into (Claude Code). */
+  settingsFile?: string;
+}
+
+/** Allow rules an install or uninstall added or took out, in which file. */
+export interface AllowChange {
+  path: string;
+  added: string[];
+  removed: string[];
+  /** Why nothing was done where the harness has no equivalent. */
+  unsupported?: string;
 }
 
 /** A step the person still has to take. */
@@ -36,6 +50,7 @@ export interface Outcome {
   changes: Change[];
   commands: HarnessCommand[];
   needs: Need[];
+  allow_rules?: AllowChange;
 }
 
 export interface Status {

@@ -24,6 +24,7 @@ import { DirectRoute, type DirectRouteName, type DirectSetup } from "./direct-ro
 import { HandOvers } from "./hand-overs.js";
 import { type InboxDelivery, InboxLane } from "./inbox-lane.js";
 import { type EvidenceSource, Receipts } from "./receipts.js";
+import { TypedRoute } from "./typed-route.js";
 
 /** Told of every message sent and notification raised (the search index). */
 export interface MessagingObserver {
@@ -88,6 +89,8 @@ export class Messaging {
   readonly direct: DirectRoute;
   /** What became of each message (DR-0054). */
   readonly receipts: Receipts;
+  /** A person's words typed into the recipient's terminal (DR-0055). */
+  private readonly typed: TypedRoute;
 
   constructor(deps: MessagingDeps) {
     const { inbox, hub, clock, log, sessions } = deps;
@@ -108,6 +111,8 @@ export class Messaging {
       reoffer: (sid) => this.resume(sid),
       notify: (sid, text) => this.notify(sid, text),
     });
+    const { enabled, harness, home, env } = deps.direct;
+    this.typed = new TypedRoute({ enabled: enabled && harness === "claude", home, env }, log);
     // Mids resume above every mid this instance ever issued, so a `reply_to`
     // never points at a reused mid.
     this.counter = inbox.midFloor();
@@ -256,9 +261,41 @@ export class Messaging {
     };
     if (args.reply_to !== undefined) message.reply_to = args.reply_to;
     if (from === "user") this.sessions.markUserInput(args.to);
-    const result = await this.carry(args.to, target, counter, message);
+    const result =
+      (from === "user" && target.kind === "live"
+        ? await this.typeIn(args.to, counter, message)
+        : undefined) ?? (await this.carry(args.to, target, counter, message));
     this.observer?.message(args.to, message);
     return result;
+  }
+
+  /**
+   * A person's message typed into the session's pane as its person's prompt
+   * (DR-0055), when nothing older waits for it; undefined when the route is
+   * not open (nothing was typed). Typed is delivered, confirmed or not: the
+   * keys were sent, so no other route carries it too.
+   */
+  private async typeIn(
+    to: Sid,
+    counter: number,
+    message: InboxMessage,
+  ): Promise<MessageSendResult | undefined> {
+    if (this.behind(to)) return undefined;
+    const outcome = await this.typed.deliver(to, message.text);
+    if (outcome === undefined) return undefined;
+    this.log.info({ sid: to, mid: message.mid, typed: outcome.typed }, "typed into the session");
+    const recorded = await this.inbox.recordDelivered(to, counter, message, "typed").then(
+      () => true,
+      (error: unknown) => {
+        this.log.warn({ err: error, sid: to }, "typed message not recorded");
+        return false;
+      },
+    );
+    if (recorded && outcome.typed === "confirmed")
+      void this.receipts.typedSeen(to, counter, outcome.at);
+    // What arrived while it was typed waited behind it.
+    this.resume(to);
+    return { delivered: true, typed: outcome.typed };
   }
 
   /** Delivered now, or held and why (contract §7.3). */
@@ -376,7 +413,8 @@ export class Messaging {
    * of a send pays no read.
    */
   private behind(sid: Sid, conn?: Connection): boolean {
-    if (this.direct.isBusy(sid) || this.handOvers.claimedByOther(sid, conn)) return true;
+    if (this.direct.isBusy(sid) || this.typed.isBusy(sid)) return true;
+    if (this.handOvers.claimedByOther(sid, conn)) return true;
     const queued =
       conn === undefined ? undefined : (c: number) => this.handOvers.owner(sid, c) === conn;
     return this.inbox.hasHeld(sid, this.clock.now(), INBOX_RETENTION_MS, queued);

@@ -173,8 +173,9 @@ export class Receipts {
       void this.stamp(row.sid, row.counter, early.at, early.readAt);
       return;
     }
-    // Parked for its person: stamped when it shows, never judged lost.
-    if (row.parked) {
+    // Parked for its person: stamped when it shows, never judged lost. Typed:
+    // no envelope to look for, and offering it again would type it twice.
+    if (row.parked || row.route === "typed") {
       this.publish([row.counter]);
       return;
     }
@@ -251,6 +252,11 @@ export class Receipts {
       this.early.set(p.counter, { sid: e.sid, at: e.at });
       if (this.early.size > MAX_EARLY) this.early.delete(this.early.keys().next().value!);
     });
+  }
+
+  /** A typed message's turn was found in the transcript (DR-0055). */
+  typedSeen(sid: Sid, counter: number, at: number): Promise<boolean> {
+    return this.stamp(sid, counter, at, undefined);
   }
 
   /** Stamp seen and/or read; resolves with whether seen was stamped. */

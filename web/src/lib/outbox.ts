@@ -19,6 +19,8 @@ import { heldChanged } from "./sessions.js";
 export type SendState =
   | { kind: "sending" }
   | { kind: "delivered" }
+  /** Typed into the session's terminal as the person's prompt (DR-0055). */
+  | { kind: "typed"; confirmed: boolean }
   | { kind: "held"; reason: UndeliveredReason | string; candidates: CandidateSession[] }
   | { kind: "unknown"; why: string }
   | { kind: "refused"; code: string; msg: string };
@@ -79,9 +81,11 @@ export async function send(sid: string, text: string): Promise<void> {
     update(
       sid,
       id,
-      r.delivered
-        ? { kind: "delivered" }
-        : { kind: "held", reason: r.reason ?? "held", candidates: r.candidates ?? [] },
+      r.typed !== undefined
+        ? { kind: "typed", confirmed: r.typed === "confirmed" }
+        : r.delivered
+          ? { kind: "delivered" }
+          : { kind: "held", reason: r.reason ?? "held", candidates: r.candidates ?? [] },
     );
     draftOf(sid).value = "";
   } catch (error) {

@@ -298,7 +298,18 @@ function SentItem({ sent }: { sent: Sent }) {
       <span>
         <time dateTime={new Date(sent.at).toISOString()}>{clockTime(sent.at)}</time>{" "}
         {st.kind === "sending" && <Badge tone="muted">sending…</Badge>}
-        {st.kind === "delivered" && <Badge tone="good">delivered</Badge>}
+        {st.kind === "delivered" && (
+          <>
+            <Badge tone="good">delivered as a message</Badge>{" "}
+            <span class="hint">Claude Code shows it as from another session</span>
+          </>
+        )}
+        {st.kind === "typed" && (
+          <>
+            <Badge tone={st.confirmed ? "good" : "warn"}>typed into the session as you</Badge>
+            {!st.confirmed && <span class="hint"> not yet seen in its transcript</span>}
+          </>
+        )}
         {st.kind === "held" && (
           <>
             <Badge tone="warn">held: {st.reason}</Badge>{" "}
