@@ -2,7 +2,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { newSid, Peer } from "../helpers/peer.js";
-import { axe, openConsole, sharedBrowser, viewUrl } from "./browser.js";
+import { axe, openConsole, screenshot, sharedBrowser, viewUrl } from "./browser.js";
 
 // Issue 25 item 3 in real headless Chromium against a real instance: what a
 // session told the person while no console was open is there when one opens,
@@ -16,8 +16,8 @@ let mid: string;
 
 beforeAll(async () => {
   inst = await startInstance();
-  // The start's compaction forgets delivered messages (and with them what a
-  // reply could quote): send after it.
+  // The start's compaction runs once the index is up: send after it, so the
+  // answered message is certainly among the delivered rows kept (DR-0054).
   await inst.compacted();
   const session = await Peer.unix(inst.socket);
   await session.helloSession(A, { title: "api: schema", repo: "acme/widgets", cwd: "/tmp" });
@@ -56,6 +56,7 @@ describe("the console's Notifications", () => {
     expect(await reply.locator(".feed-answers a").getAttribute("href")).toBe(`#/session/${A}`);
     await page.waitForSelector(".feed-item.unread:has-text('tests are green')");
     expect(await axe(page)).toEqual([]);
+    await screenshot(page, "notifications-kept");
   });
 
   it("marks one read on the instance: after a reload it is still read, the other still unread", async () => {

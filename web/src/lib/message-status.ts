@@ -1,21 +1,11 @@
+import type { Receipt } from "../../../src/contract/receipts.js";
 import { clockTime, fullTime } from "./time.js";
 
 // What to say of a message on its timeline row, from its receipt (DR-0054)
 // or the send's own answer (DR-0057): no connection, no DOM, tested alone.
 
 /** One receipt, as DR-0054 shapes it (`src/contract/receipts.ts`). */
-export interface Receipt {
-  mid: string;
-  to: string;
-  from: string;
-  sent_at: number;
-  route?: string;
-  delivered_at?: number;
-  seen_at?: number;
-  read_at?: number;
-  state: string;
-  why?: string;
-}
+export type { Receipt } from "../../../src/contract/receipts.js";
 
 /** A message row's status line: its words, and a longer title. */
 export interface MessageStatus {

@@ -1,17 +1,16 @@
 import { type ReadonlySignal, useComputed } from "@preact/signals";
-import { TOPIC_ATTRIBUTES } from "../../../src/contract/topics.js";
 import { topics } from "../app-state.js";
 import { useTopic } from "../conn/topics.js";
 import type { Receipt } from "./message-status.js";
 
 // What became of a message, for the timeline's Message in / Message out rows:
 // the `receipts` extension topic (DR-0054; a person holds every message's,
-// keyed by mid) where this build and the instance offer it, else only what
+// keyed by mid) where the instance offers it, else only what
 // the send's own answer said (the item's `delivered` / `reason`, DR-0057).
 // Nothing here fails loudly: without the topic a row simply says less.
 
-/** The topic, when this build's contract knows it. */
-const TOPIC: string | undefined = "receipts" in TOPIC_ATTRIBUTES ? "receipts" : undefined;
+/** A person holds every message's receipts (DR-0054). */
+const TOPIC = "receipts";
 
 /** Receipts by mid, per topic value (one map however many rows read it). */
 const maps = new WeakMap<object, Map<string, Receipt>>();
