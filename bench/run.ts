@@ -10,6 +10,7 @@ import { benchGateway } from "./gateway.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
+import { benchLean } from "./lean.js";
 import { benchMesh } from "./mesh.js";
 import { benchMeshKv } from "./mesh-kv.js";
 import { benchPgstore } from "./pgstore.js";
@@ -45,6 +46,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   "mesh-kv": benchMeshKv,
   churn: benchChurn,
   fairness: benchFairness,
+  lean: benchLean,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
