@@ -21,6 +21,7 @@ import { benchSessionSearch } from "./session-search.js";
 import { benchStatus } from "./status.js";
 import { benchTranscriptItems } from "./transcript-items.js";
 import { benchTranscripts } from "./transcripts.js";
+import { benchTurnCost } from "./turn-cost.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
 // one JSON report; also written to bench/report.json.
@@ -47,6 +48,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   churn: benchChurn,
   fairness: benchFairness,
   lean: benchLean,
+  "turn-cost": benchTurnCost,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
