@@ -7,7 +7,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { Client, type Pushed } from "../src/client/client.js";
 import { CLI, startDaemon } from "./daemon.js";
-import { median, percentile, round, rssMb } from "./measure.js";
+import { cpuMs, median, percentile, round, rssMb } from "./measure.js";
 
 // Benchmarks of the instance (issue 3), each against a real instance process
 // over its real Unix socket. Every figure is a wall-clock measurement on this
@@ -36,7 +36,7 @@ async function stop(r: Running, keep = false): Promise<void> {
   if (!keep) rmSync(r.dir, { recursive: true, force: true });
 }
 
-async function session(socket: string, sid: string = randomUUID()): Promise<Client> {
+export async function session(socket: string, sid: string = randomUUID()): Promise<Client> {
   const c = await Client.connectUnix(socket);
   await c.call("hello", {
     role: "session",
@@ -70,8 +70,9 @@ async function inboxListener(
 
 /** A→B one message at a time: from writing the request to B holding the frame
  * (one-way), and to A holding its reply (send → acknowledgement: the reply
- * waits for the message's row to be committed). */
-async function latency(socket: string) {
+ * waits for the message's row to be committed). Given the instance's pid, also
+ * the CPU it spent per message (user + system, one in flight). */
+export async function latency(socket: string, pid?: number) {
   const B = randomUUID();
   const b = await inboxListener(socket, B);
   const a = await session(socket);
@@ -79,7 +80,9 @@ async function latency(socket: string) {
   b.frames(() => arrived?.());
   const samples: number[] = [];
   const acks: number[] = [];
+  let cpuFrom = 0;
   for (let i = 0; i < 2200; i++) {
+    if (i === 200 && pid !== undefined) cpuFrom = cpuMs(pid);
     const got = new Promise<void>((resolve) => {
       arrived = resolve;
     });
@@ -96,6 +99,7 @@ async function latency(socket: string) {
       acks.push(ack);
     }
   }
+  const cpu = pid === undefined ? undefined : cpuMs(pid) - cpuFrom;
   a.close();
   b.client.close();
   return {
@@ -104,6 +108,9 @@ async function latency(socket: string) {
     p99_us: round(percentile(samples, 99)),
     ack_p50_us: round(median(acks)),
     ack_p99_us: round(percentile(acks, 99)),
+    ...(cpu === undefined
+      ? {}
+      : { daemon_cpu_us_per_message: round((cpu * 1000) / samples.length) }),
   };
 }
 
@@ -129,8 +136,9 @@ async function heldAckLatency(socket: string) {
 }
 
 /** The same two hops through a trivial relay process: the floor this machine
- * puts under any one-way latency. */
-async function transportFloor() {
+ * puts under any one-way latency; and one connection's bytes echoed back by
+ * the same process, the floor under send → acknowledgement. */
+export async function transportFloor() {
   const dir = mkdtempSync(join(tmpdir(), "ccmsg-floor-"));
   const path = join(dir, "echo.sock");
   const child = fork(join(import.meta.dirname, "echo-server.mjs"), [path], { stdio: "ignore" });
@@ -144,27 +152,43 @@ async function transportFloor() {
   b.write("B\n");
   const a = await open();
   await new Promise((r) => setTimeout(r, 20));
+  const e = await open();
+  e.write("E\n");
+  await new Promise((r) => setTimeout(r, 20));
+  const line = (i: number) =>
+    `${JSON.stringify({ op: "message_send", request_id: String(i), to: "x", text: `m${i}` })}\n`;
   const samples: number[] = [];
+  const echoes: number[] = [];
   for (let i = 0; i < 2200; i++) {
     const got = new Promise((r) => b.once("data", r));
     const t0 = process.hrtime.bigint();
-    a.write(
-      `${JSON.stringify({ op: "message_send", request_id: String(i), to: "x", text: `m${i}` })}\n`,
-    );
+    a.write(line(i));
     await got;
     if (i >= 200) samples.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
+  for (let i = 0; i < 2200; i++) {
+    const got = new Promise((r) => e.once("data", r));
+    const t0 = process.hrtime.bigint();
+    e.write(line(i));
+    await got;
+    if (i >= 200) echoes.push(Number(process.hrtime.bigint() - t0) / 1000);
+  }
   a.destroy();
   b.destroy();
+  e.destroy();
   child.kill();
   rmSync(dir, { recursive: true, force: true });
-  return { p50_us: round(median(samples)), p99_us: round(percentile(samples, 99)) };
+  return {
+    p50_us: round(median(samples)),
+    p99_us: round(percentile(samples, 99)),
+    echo_round_trip_p50_us: round(median(echoes)),
+  };
 }
 
 /** 20,000 pipelined sends to a listening recipient, rate per tenth. With
  * `window` Infinity every send is in flight at once (a burst): the instance
  * must pace the sender, not drop or refuse for a recipient that reads. */
-async function throughput(socket: string, window = 256) {
+export async function throughput(socket: string, window = 256) {
   const B = randomUUID();
   const b = await inboxListener(socket, B);
   let received = 0;
@@ -197,6 +221,8 @@ async function throughput(socket: string, window = 256) {
     pump();
   });
   const total = performance.now() - t0;
+  // Frames the acknowledgements overtook are still on their way.
+  for (let k = 0; k < 200 && received < n; k++) await new Promise((r) => setTimeout(r, 10));
   const tenth = n / 10;
   const rate = (k: number) => {
     const from = k === 0 ? t0 : done[k * tenth - 1]!;
@@ -354,13 +380,17 @@ async function manySessions(r: Running) {
 }
 
 /** Spawn to the first answered request, `runs` times, on an existing state dir. */
-async function spawnToFirstReply(dir: string, runs: number): Promise<number[]> {
+export async function spawnToFirstReply(
+  dir: string,
+  runs: number,
+  http = "off",
+): Promise<number[]> {
   const samples: number[] = [];
   for (let k = 0; k < runs; k++) {
     const t0 = performance.now();
     const child = spawn(
       process.execPath,
-      [CLI, "daemon", "run", "--state-dir", dir, "--http", "off"],
+      [CLI, "daemon", "run", "--state-dir", dir, "--http", http],
       {
         stdio: "ignore",
         env: { PATH: process.env.PATH, HOME: dir },
@@ -444,7 +474,7 @@ async function idleRss() {
 /** Median wall time of a command. The environment is explicit and minimal on
  * both sides of a comparison: this process runs under tsx, whose
  * NODE_OPTIONS would otherwise slow the "bare node" baseline. */
-function timeCommand(
+export function timeCommand(
   args: string[],
   runs: number,
   env: NodeJS.ProcessEnv = { PATH: process.env.PATH },
@@ -459,7 +489,7 @@ function timeCommand(
 }
 
 /** A cold `ccmsg post` against a running instance, next to a bare node. */
-async function coldPost(r: Running) {
+export async function coldPost(r: { dir: string; socket: string }) {
   const B = randomUUID();
   const b = await session(r.socket, B);
   const env = {

@@ -10,6 +10,7 @@ import { benchGateway } from "./gateway.js";
 import { benchHooks } from "./hooks.js";
 import { benchHud } from "./hud.js";
 import { benchInstance } from "./instance.js";
+import { benchLean } from "./lean.js";
 import { benchMesh } from "./mesh.js";
 import { benchMeshKv } from "./mesh-kv.js";
 import { benchPgstore } from "./pgstore.js";
@@ -20,6 +21,7 @@ import { benchSessionSearch } from "./session-search.js";
 import { benchStatus } from "./status.js";
 import { benchTranscriptItems } from "./transcript-items.js";
 import { benchTranscripts } from "./transcripts.js";
+import { benchTurnCost } from "./turn-cost.js";
 
 // `npm run bench [-- group…]`: runs the named groups (all when none) and prints
 // one JSON report; also written to bench/report.json.
@@ -45,6 +47,8 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   "mesh-kv": benchMeshKv,
   churn: benchChurn,
   fairness: benchFairness,
+  lean: benchLean,
+  "turn-cost": benchTurnCost,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
