@@ -92,6 +92,7 @@ export class InboxStore {
   private readonly selectMessage;
   /** Prepared on first use: only transcripts' sends read it (DR-0057). */
   private selectSent: BetterSqlite3.Statement<[number, number, number]> | undefined;
+  private selectReceipts: BetterSqlite3.Statement<[string]> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -527,10 +528,15 @@ export class InboxStore {
   receiptRows(counters: readonly number[]): ReceiptRow[] {
     if (counters.length === 0) return [];
     this.queue.flush();
-    const marks = counters.map(() => "?").join(", ");
-    const rows = this.db
-      .prepare(`SELECT ${RECEIPT_COLUMNS} FROM inbox WHERE counter IN (${marks}) ORDER BY counter`)
-      .all(...counters) as (Omit<ReceiptRow, "message"> & { message: string })[];
+    // One statement for any number of counters, prepared once: the receipts
+    // of each turn's deliveries are read through it.
+    this.selectReceipts ??= this.db.prepare(
+      `SELECT ${RECEIPT_COLUMNS} FROM inbox WHERE counter IN (SELECT value FROM json_each(?)) ORDER BY counter`,
+    );
+    const rows = this.selectReceipts.all(JSON.stringify(counters)) as (Omit<
+      ReceiptRow,
+      "message"
+    > & { message: string })[];
     return rows.map(parseReceiptRow);
   }
 

@@ -16,7 +16,10 @@ import { messageRow, notificationRow } from "./rows.js";
 // beside the event loop — the index worker, the one writer of `search.db`,
 // which follows every transcript and takes the messages and notifications
 // handed to it here; and the query worker, which reads the index. Rows are
-// handed over in one message per turn of the event loop, never waited for.
+// handed over in batches, never waited for: one message per HAND_EVERY_MS (or
+// per HAND_MAX_ROWS), so a send pays no thread hop of its own — a message a
+// turn cost the sender's path a structured clone and woke the worker for one
+// row. A search finds a message at most HAND_EVERY_MS later than it did.
 
 export interface SearchEngineOptions {
   /** `<state dir>/search.db`. */
@@ -38,6 +41,10 @@ const READY_WAIT_MS = 10_000;
 /** The index worker starts this long after the instance: its first requests
  * are answered before a thread loads beside them (DR-0022). */
 const START_DELAY_MS = 200;
+/** Rows wait at most this long to be handed to the index worker. */
+const HAND_EVERY_MS = 50;
+/** A batch this large is handed over at once. */
+const HAND_MAX_ROWS = 2000;
 /** A query running longer than this is ended (its worker with it). */
 export const QUERY_DEADLINE_MS = 5000;
 
@@ -45,7 +52,7 @@ export class SearchEngine {
   private indexer: Worker | undefined;
   private query: Worker | undefined;
   private rows: DocRow[] = [];
-  private flushing = false;
+  private handTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
   private readonly pending = new Map<
     number,
@@ -152,13 +159,16 @@ export class SearchEngine {
   private hand(row: DocRow): void {
     if (this.closed) return;
     this.rows.push(row);
-    if (this.flushing) return;
-    this.flushing = true;
-    setImmediate(() => this.flush());
+    if (this.rows.length >= HAND_MAX_ROWS) this.flush();
+    else if (this.handTimer === undefined) {
+      this.handTimer = setTimeout(() => this.flush(), HAND_EVERY_MS);
+      this.handTimer.unref();
+    }
   }
 
   private flush(): void {
-    this.flushing = false;
+    clearTimeout(this.handTimer);
+    this.handTimer = undefined;
     if (this.rows.length === 0 || this.indexer === undefined) return;
     const rows = this.rows;
     this.rows = [];
