@@ -210,7 +210,7 @@ describe("receipts from the evidence", () => {
       const { inbox, receipts, told, tell, settle } = rig();
       await inbox.recordDelivered(B, 5, message(5));
       await settle();
-      tell([{ kind: "state", sid: B, idle: true }]);
+      tell([{ kind: "state", sid: B, idle: true, at: Date.now() }]);
       vi.advanceTimersByTime(UNSEEN_AFTER_MS - 1000);
       await settle();
       expect(receipts.read([`${INSTANCE}/5`], undefined)[0]).toMatchObject({ state: "delivered" });
@@ -235,6 +235,7 @@ describe("receipts from the evidence", () => {
     vi.spyOn(hub, "count").mockReturnValue(1);
     vi.spyOn(hub, "publish").mockImplementation((topic, data) => {
       if (topic === "receipts") published.push(data);
+      return 1;
     });
     await Promise.all([6, 7, 8].map((c) => inbox.recordDelivered(B, c, message(c))));
     await settle();
