@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { contractError } from "../../contract/errors.js";
@@ -6,6 +7,7 @@ import type { SearchAnswer } from "../../contract/search.js";
 import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
 import type { FoundSession, SearchRequest } from "../../harness/transcript-search.js";
+import { openDatabase } from "../../store/database.js";
 import type { DocRow } from "../../store/search-index.js";
 import type { SearchArgs } from "../../store/search-query.js";
 import type { IndexEvent, IndexJob, IndexRequest } from "./index-worker.js";
@@ -20,6 +22,10 @@ import { messageRow, notificationRow } from "./rows.js";
 // per HAND_MAX_ROWS), so a send pays no thread hop of its own — a message a
 // turn cost the sender's path a structured clone and woke the worker for one
 // row. A search finds a message at most HAND_EVERY_MS later than it did.
+// Neither thread starts before it has work (issue 26): the index worker at
+// the first row handed over or question asked — or soon after start when a
+// new index must read the store's messages before compaction drops them —
+// and the query worker at the first question.
 
 export interface SearchEngineOptions {
   /** `<state dir>/search.db`. */
@@ -47,10 +53,14 @@ const HAND_EVERY_MS = 50;
 const HAND_MAX_ROWS = 2000;
 /** A query running longer than this is ended (its worker with it). */
 export const QUERY_DEADLINE_MS = 5000;
+/** A query worker with nothing asked for this long ends (its thread and
+ * heap with it); the next question starts another. */
+const QUERY_IDLE_MS = 30_000;
 
 export class SearchEngine {
   private indexer: Worker | undefined;
   private query: Worker | undefined;
+  private queryIdle: NodeJS.Timeout | undefined;
   private rows: DocRow[] = [];
   private handTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
@@ -82,7 +92,8 @@ export class SearchEngine {
       this.readied = r;
       setTimeout(() => r({ fresh: false }), READY_WAIT_MS).unref();
     });
-    setTimeout(() => this.start(), START_DELAY_MS).unref();
+    if (mustImport(o)) setTimeout(() => this.start(), START_DELAY_MS).unref();
+    else this.readied({ fresh: false });
   }
 
   private start(): void {
@@ -158,6 +169,7 @@ export class SearchEngine {
 
   private hand(row: DocRow): void {
     if (this.closed) return;
+    this.start();
     this.rows.push(row);
     if (this.rows.length >= HAND_MAX_ROWS) this.flush();
     else if (this.handTimer === undefined) {
@@ -210,6 +222,8 @@ export class SearchEngine {
 
   private ask(q: QueryQuestion): Promise<unknown> {
     if (this.closed) return Promise.reject(contractError("internal_error", "instance is stopping"));
+    // Asked before anything was indexed: the index starts following now.
+    this.start();
     const worker = this.queryWorker();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -237,6 +251,7 @@ export class SearchEngine {
       if (p === undefined) return;
       this.pending.delete(r.id);
       clearTimeout(p.timer);
+      if (this.pending.size === 0) this.idleEnd(worker);
       if (r.ok) p.resolve(r.result);
       else
         p.reject(
@@ -256,6 +271,17 @@ export class SearchEngine {
     });
     this.query = worker;
     return worker;
+  }
+
+  /** End `worker` if it is still idle QUERY_IDLE_MS from now. */
+  private idleEnd(worker: Worker): void {
+    clearTimeout(this.queryIdle);
+    this.queryIdle = setTimeout(() => {
+      if (this.query !== worker || this.pending.size > 0) return;
+      this.query = undefined;
+      void worker.terminate();
+    }, QUERY_IDLE_MS);
+    this.queryIdle.unref();
   }
 
   /** End the query worker; what it had not answered fails with `error`. */
@@ -281,5 +307,23 @@ export class SearchEngine {
     indexer.postMessage({ kind: "close" } satisfies IndexRequest);
     await Promise.race([this.indexerClosed, new Promise((r) => setTimeout(r, 500).unref())]);
     await indexer.terminate();
+  }
+}
+
+/** Whether a new index must start now: there is none yet and the store
+ * holds messages it has to read before the store's compaction (which waits
+ * for `ready`) drops the old ones. */
+function mustImport(o: SearchEngineOptions): boolean {
+  if (existsSync(o.index)) return false;
+  try {
+    const db = openDatabase(o.store, { readonly: true });
+    try {
+      return db.prepare("SELECT 1 FROM inbox LIMIT 1").get() !== undefined;
+    } finally {
+      db.close();
+    }
+  } catch {
+    // No store to read (or none readable): the worker says what it finds.
+    return true;
   }
 }
