@@ -135,6 +135,19 @@ export const COMMANDS: Record<
       "A person names the session the line is about with --about <sid>.",
     ].join("\n"),
   },
+  attention: {
+    group: () => import("./attention.js"),
+    help: "attention [--all] | attention allow|deny <id> — permission prompts and questions waiting on you",
+    more: [
+      "What sessions wait on you for, oldest first (DR-0062): a tool call Claude Code asks",
+      "permission for, or a question it asks you. The dialog stays up in the session's terminal",
+      "meanwhile; whichever answer comes first wins, and a late one is refused with the reason.",
+      "  --all                    every kept item, with how it ended",
+      "  allow <id> [--always]    let it run (--always: with Claude Code's own suggestion)",
+      "  allow <id> --answer q=l  answer a question: the option label for each question",
+      "  deny <id> [--message m]  refuse; the model receives the message",
+    ].join("\n"),
+  },
   notifications: {
     group: () => import("./notifications.js"),
     help: "notifications [--unread] | notifications read <id…>|--all — what sessions told you, kept",

@@ -247,6 +247,27 @@ export const OP_ATTRIBUTES = {
     extension: true,
   },
 
+  // Extension: the attention queue (DR-0062). A person reads and decides;
+  // a session only with the person's grant (the handler refuses it
+  // otherwise). A decision names the session, so it is forwarded to the
+  // instance that holds its hook.
+  attention_read: {
+    plane: "control",
+    roles: AGENT_AND_USER,
+    needs_hello: true,
+    locality: "cluster",
+    errors: [],
+    extension: true,
+  },
+  attention_decide: {
+    plane: "control",
+    roles: AGENT_AND_USER,
+    needs_hello: true,
+    locality: "instance-local",
+    errors: ["session_not_found", "not_found"],
+    extension: true,
+  },
+
   // --- control (29): every one needs a greeting ---
   session_kill: userLocal(["session_not_found"]),
   session_rename: gated("terminal", ["session_not_found"]),

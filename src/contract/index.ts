@@ -3,6 +3,7 @@
 // console imports exactly what the instance runs.
 
 export * from "./agents.js";
+export * from "./attention.js";
 export * from "./attributes.js";
 export * from "./auth.js";
 export * from "./connect.js";

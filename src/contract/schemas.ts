@@ -1,5 +1,6 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import * as agents from "./agents.js";
+import * as attention from "./attention.js";
 import type { OpName } from "./attributes.js";
 import * as auth from "./auth.js";
 import * as common from "./connect.js";
@@ -83,6 +84,14 @@ export const OP_SCHEMAS = {
   notifications_mark_read: {
     request: notifications.NotificationsMarkReadRequest,
     response: notifications.NotificationsMarkReadResponse,
+  },
+  attention_read: {
+    request: attention.AttentionReadRequest,
+    response: attention.AttentionReadResponse,
+  },
+  attention_decide: {
+    request: attention.AttentionDecideRequest,
+    response: attention.AttentionDecideResponse,
   },
 
   session_kill: {
@@ -187,4 +196,5 @@ export const TOPIC_SCHEMAS: Record<TopicKind, TSchema> = {
   auth_records: auth.AuthRecordsFrame,
   work_items: topicFrame(topicNamePattern("work_items"), WorkItemsData),
   receipts: receipts.ReceiptsFrame,
+  attention: attention.AttentionFrame,
 };

@@ -130,6 +130,15 @@ export const TOPIC_ATTRIBUTES = {
     elements: { list: "receipts", id: "mid" },
     extension: true,
   },
+  // Extension (DR-0062): the attention queue, every item that changed (an
+  // ended item is an element like a pending one: the console keeps it). A
+  // person's: a session reads the queue only through its ops, with a grant.
+  attention: {
+    roles: USER_ONLY,
+    granularity: "element",
+    elements: { list: "items", id: "id" },
+    extension: true,
+  },
 } as const satisfies Record<string, TopicAttributes>;
 
 export type TopicKind = keyof typeof TOPIC_ATTRIBUTES;

@@ -1,5 +1,6 @@
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler, ValueErrorType } from "@sinclair/typebox/compiler";
+import { decideViolations } from "./attention.js";
 import { OP_NAMES, type OpName, opErrors } from "./attributes.js";
 import { type HelloArgs, helloRoleViolations } from "./connect.js";
 import { CONNECTION_EVENTS, FailureReply } from "./envelope.js";
@@ -115,6 +116,7 @@ const ARG_RULES: Partial<Record<OpName, (args: never) => string[]>> = {
   transcript_items_read: transcriptArgViolations,
   session_dump_write: transcriptArgViolations,
   notifications_mark_read: markReadViolations,
+  attention_decide: decideViolations,
 };
 
 /** The rules beyond the schema, for a frame that already passed it. */

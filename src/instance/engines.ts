@@ -8,6 +8,9 @@ import type { InstanceInfo } from "../contract/peers.js";
 import { configFile, stateFiles } from "../state/paths.js";
 import type { Clock } from "../util/clock.js";
 import { VERSION } from "../util/version.js";
+import { dialogOf } from "./attention/dialog.js";
+import type { Attention } from "./attention/engine.js";
+import { registerAttention } from "./attention/register.js";
 import type { PersonAuth } from "./auth/person-auth.js";
 import { registerAuth } from "./auth/register.js";
 import { registerBoard } from "./board/register.js";
@@ -68,6 +71,8 @@ export interface EngineInputs {
 
 export interface Engines {
   hub: TopicHub;
+  /** The attention queue (DR-0062): the hook route asks it. */
+  attention: Attention;
   sessions: Sessions;
   messaging: Messaging;
   presence: Presence;
@@ -161,6 +166,16 @@ export function buildEngines(input: EngineInputs): Engines {
       evidence: search.search,
     }),
   );
+  const attention = take(
+    registerAttention({
+      ...{ instanceId: id, db: store.db, queue: store.queue, hub, clock, log },
+      ...(input.testHooks && env.CCMSG_TEST_ATTENTION_HOLD_MS !== undefined
+        ? { holdMs: Number(env.CCMSG_TEST_ATTENTION_HOLD_MS) }
+        : {}),
+      dialog: (sid) => dialogOf(harness, configHome, sid),
+      label: (sid) => sessions.sessions.label(sid),
+    }),
+  );
   const board = take(registerBoard({ store, team, hub, config, env, log }));
   const ops = {
     ...{ instanceId: id, log, sessions: sessions.sessions, presence, capabilities },
@@ -211,6 +226,7 @@ export function buildEngines(input: EngineInputs): Engines {
   });
   return {
     config,
+    attention: attention.attention,
     teamBoard: team,
     hub,
     sessions: sessions.sessions,

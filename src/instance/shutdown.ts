@@ -17,6 +17,8 @@ export interface StopParts {
   dispatcher: Dispatcher;
   runner: MutationRunner;
   boardSync: { dispose(): void };
+  /** Held permission hooks, answered "nothing decided" (DR-0062). */
+  attention: { stop(): Promise<void> };
   board: WorkItemsTopic;
   /** The team board's connections (DR-0046), closed once no mutation runs. */
   teamBoard?: { close(): Promise<void> };
@@ -53,6 +55,7 @@ export async function stopInstance(parts: StopParts, reason: string): Promise<vo
   log.info({ reason }, "stopping");
   parts.dispatcher.stop();
   await parts.dispatcher.idle(5000);
+  await parts.attention.stop().catch((error) => log.warn({ err: error }, "attention stop"));
   parts.boardSync.dispose();
   await parts.runner.close();
   parts.board.dispose();

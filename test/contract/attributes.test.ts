@@ -32,8 +32,10 @@ describe("the op attribute table", () => {
     expect(generation("mesh")).toHaveLength(0);
   });
 
-  it("adds the documented extensions: receipts_read (DR-0054) and the person's inbox (DR-0056), a session's answer and a person's reading", () => {
+  it("adds the documented extensions: receipts_read (DR-0054), the person's inbox (DR-0056), a session's answer and a person's reading, and the attention queue (DR-0062)", () => {
     expect(OP_NAMES.filter((op) => !GENERATION_OP_NAMES.includes(op)).sort()).toEqual([
+      "attention_decide",
+      "attention_read",
       "notifications_mark_read",
       "notifications_read",
       "notify_reply",
@@ -44,14 +46,20 @@ describe("the op attribute table", () => {
     expect(OP_ATTRIBUTES.notifications_mark_read.roles).toEqual(["user"]);
     for (const op of ["notify_reply", "notifications_read", "notifications_mark_read"] as const)
       expect(opErrors(op).join(", ")).toBe("invalid_args, hello_required, forbidden");
+    // A decision names its session: forwarded to the instance holding its hook.
+    expect(opErrors("attention_decide").join(", ")).toBe(
+      "invalid_args, session_not_found, not_found, hello_required, forbidden, instance_unreachable",
+    );
   });
 
   it("no op has an empty roles list", () => {
     expect(rows.filter(([, a]) => a.roles.length === 0).map(([op]) => op)).toEqual([]);
   });
 
-  it("the only cluster control ops are the three kv_* ops", () => {
-    const cluster = rows.filter(([, a]) => a.plane === "control" && a.locality === "cluster");
+  it("the only cluster control ops of generation 3 are the three kv_* ops", () => {
+    const cluster = rows.filter(
+      ([, a]) => a.plane === "control" && a.locality === "cluster" && a.extension !== true,
+    );
     expect(cluster.map(([op]) => op).sort()).toEqual(["kv_delete", "kv_read", "kv_write"]);
   });
 
@@ -230,11 +238,12 @@ describe("error codes", () => {
 });
 
 describe("the topic attribute table", () => {
-  it("holds the 12 kinds of generation 3, plus the documented work_items and receipts extensions", () => {
+  it("holds the 12 kinds of generation 3, plus the documented work_items, receipts and attention extensions", () => {
     expect(GENERATION_TOPIC_KINDS).toHaveLength(12);
     expect(TOPIC_KINDS.filter((k) => !GENERATION_TOPIC_KINDS.includes(k))).toEqual([
       "work_items",
       "receipts",
+      "attention",
     ]);
     for (const kind of TOPIC_KINDS) {
       expect(TOPIC_ATTRIBUTES[kind].roles.length, kind).toBeGreaterThan(0);

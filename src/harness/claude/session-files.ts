@@ -41,8 +41,11 @@ export interface SessionFile {
   procStart?: string;
   /** `idle`, `busy`, `waiting` (open). */
   status?: string;
-  /** What a `waiting` session waits on ("dialog open", "input needed", …). */
+  /** What a `waiting` session waits on ("dialog open", "permission
+   * prompt", …). */
   waitingFor?: string;
+  /** When `status` last changed (ms since the epoch). */
+  statusUpdatedAt?: number;
   name?: string;
   messagingSocketPath?: string;
   peerProtocol?: number;
@@ -110,6 +113,7 @@ export function parseSessionFile(text: string, filePid: number): ParsedSessionFi
     status: str(o.status),
     // The harness writes `waitingFor`; older notes spell it `waiting_for`.
     waitingFor: str(o.waitingFor) ?? str(o.waiting_for),
+    statusUpdatedAt: num(o.statusUpdatedAt),
     name: str(o.name),
     messagingSocketPath: str(o.messagingSocketPath),
     peerProtocol: num(o.peerProtocol),

@@ -12,6 +12,7 @@ import { m0010InboxOffered } from "./0010-inbox-offered.js";
 import { m0011InboxReceipts } from "./0011-inbox-receipts.js";
 import { m0012Notifications } from "./0012-notifications.js";
 import { m0013InboxSentAt } from "./0013-inbox-sent-at.js";
+import { m0014Attention } from "./0014-attention.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0011InboxReceipts,
   m0012Notifications,
   m0013InboxSentAt,
+  m0014Attention,
 ];

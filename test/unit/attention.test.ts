@@ -1,0 +1,162 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { readPermissionRequest } from "../../src/harness/permission-request.js";
+import { Attention, type DialogState } from "../../src/instance/attention/engine.js";
+import { TopicHub } from "../../src/instance/topic-hub.js";
+import { AttentionStore } from "../../src/store/attention.js";
+import { CommitQueue } from "../../src/store/commit-queue.js";
+import { Clock } from "../../src/util/clock.js";
+import { closeInboxes, openInbox } from "../helpers/db.js";
+
+afterEach(closeInboxes);
+
+const INSTANCE = "0123456789abcdef0123456789abcdef";
+const hooks = join(import.meta.dirname, "..", "fixtures", "claude-code", "hooks");
+/** The real 2.1.328 payload of a Bash prompt (DR-0062). */
+const bash = () =>
+  readPermissionRequest(
+    JSON.parse(readFileSync(join(hooks, "permission-request-bash.json"), "utf8")),
+  )!;
+const PERSON = { role: "user" as const, instance: INSTANCE, via: "console" };
+
+/** The queue on a real SQLite file; `dialog` is what the session's state
+ * file would say, set by the test. */
+function queue(o: { holdMs?: number; dir?: string } = {}) {
+  const { store, dir } = openInbox(o.dir);
+  const records = new AttentionStore(
+    store.db,
+    new CommitQueue(store.db, dir),
+    1000,
+    7 * 86_400_000,
+  );
+  let dialog: DialogState;
+  const attention = new Attention({
+    ...{ instanceId: INSTANCE, store: records, clock: new Clock() },
+    ...{ hub: new TopicHub(INSTANCE, pino({ level: "silent" })), log: pino({ level: "silent" }) },
+    ...{ holdMs: o.holdMs ?? 60_000, pollMs: 10 },
+    dialog: async () => dialog,
+    label: () => "web-app",
+  });
+  return {
+    attention,
+    records,
+    dir,
+    setDialog: (d: DialogState) => {
+      dialog = d;
+    },
+  };
+}
+
+/** Until the queue holds one pending item; its id. */
+async function pendingId(attention: Attention): Promise<number> {
+  for (;;) {
+    const page = attention.read({ pending: true });
+    if (page.items.length > 0) return page.items[0]!.id;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe("the attention queue (DR-0062)", () => {
+  it("holds the hook until a person allows, then answers it with the decision", async () => {
+    const { attention } = queue();
+    const answer = attention.ask(bash(), "claude", new AbortController().signal);
+    const id = await pendingId(attention);
+    const item = attention.read({ pending: true }).items[0]!;
+    expect(item).toMatchObject({ sid: bash().sid, sid_label: "web-app", tool: "Bash" });
+    expect(item.end).toBeUndefined();
+
+    const r = await attention.decide({ sid: bash().sid, id, behavior: "allow" }, PERSON);
+    expect(r.outcome).toBe("decided");
+    expect(await answer).toEqual({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } },
+    });
+    expect(attention.read({}).items[0]).toMatchObject({ end: "allowed", decided_by: PERSON });
+    expect(attention.read({ pending: true }).pending).toBe(0);
+  });
+
+  it("gives the model a person's deny message", async () => {
+    const { attention } = queue();
+    const answer = attention.ask(bash(), "claude", new AbortController().signal);
+    const id = await pendingId(attention);
+    await attention.decide(
+      { sid: bash().sid, id, behavior: "deny", message: "open a pull request" },
+      PERSON,
+    );
+    expect(await answer).toMatchObject({
+      hookSpecificOutput: { decision: { behavior: "deny", message: "open a pull request" } },
+    });
+  });
+
+  it("takes the first answer: a second is refused with what won, and both are kept", async () => {
+    const { attention } = queue();
+    void attention.ask(bash(), "claude", new AbortController().signal);
+    const id = await pendingId(attention);
+    const [a, b] = await Promise.all([
+      attention.decide({ sid: bash().sid, id, behavior: "allow" }, PERSON),
+      attention.decide(
+        { sid: bash().sid, id, behavior: "deny" },
+        { role: "user", instance: INSTANCE, via: "cli" },
+      ),
+    ]);
+    expect([a.outcome, b.outcome]).toEqual(["decided", "refused"]);
+    const kept = attention.read({}).items[0]!;
+    expect(kept.end).toBe("allowed");
+    expect(kept.refused).toEqual([
+      expect.objectContaining({ behavior: "deny", by: expect.objectContaining({ via: "cli" }) }),
+    ]);
+    expect(b.reason).toBeDefined();
+  });
+
+  it("ends an item answered in the terminal, and refuses a decision after it", async () => {
+    const { attention, setDialog } = queue();
+    setDialog({ waiting: true });
+    const answer = attention.ask(bash(), "claude", new AbortController().signal);
+    const id = await pendingId(attention);
+    // The person chose in the terminal: the state file left `waiting`.
+    setDialog({ waiting: false, since: Date.now() + 1 });
+    expect(await answer).toEqual({});
+    expect(attention.read({}).items[0]!.end).toBe("answered_in_terminal");
+    const late = await attention.decide({ sid: bash().sid, id, behavior: "allow" }, PERSON);
+    expect(late).toMatchObject({ outcome: "refused", reason: "it was answered in the terminal" });
+  });
+
+  it("does not take an older status for the terminal's answer", async () => {
+    const { attention, setDialog } = queue({ holdMs: 300 });
+    // Busy since before the prompt: the dialog has not been drawn yet.
+    setDialog({ waiting: false, since: Date.now() - 5000 });
+    expect(await attention.ask(bash(), "claude", new AbortController().signal)).toEqual({});
+    expect(attention.read({}).items[0]!.end).toBe("timed_out");
+  });
+
+  it("answers nothing when its hook goes away, and ends what a stopped instance left", async () => {
+    const { attention, dir } = queue();
+    const gone = new AbortController();
+    const answer = attention.ask(bash(), "claude", gone.signal);
+    await pendingId(attention);
+    gone.abort();
+    expect(await answer).toEqual({});
+    expect(attention.read({}).items[0]!.end).toBe("hook_gone");
+
+    // An item still pending when the instance went down.
+    void attention.ask(bash(), "claude", new AbortController().signal);
+    await pendingId(attention);
+    const again = queue({ dir });
+    await again.attention.recover();
+    expect(again.attention.read({ pending: true }).pending).toBe(0);
+    expect(again.attention.read({}).items.map((i) => i.end)).toEqual(["hook_gone", "hook_gone"]);
+  });
+
+  it("answers not_found for an id of another session", async () => {
+    const { attention } = queue();
+    void attention.ask(bash(), "claude", new AbortController().signal);
+    const id = await pendingId(attention);
+    await expect(
+      attention.decide(
+        { sid: "00000000-0000-4000-8000-000000000009", id, behavior: "allow" },
+        PERSON,
+      ),
+    ).rejects.toMatchObject({ code: "not_found" });
+  });
+});
