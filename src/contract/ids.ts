@@ -1,5 +1,3 @@
-import type { Endpoint, InstanceId, Mid, Sid } from "./identifiers.js";
-
 // The identifiers' patterns and predicates (contract §2) without their
 // schemas: a client that checks a sid must not load the schema library.
 // Every pattern is anchored at both ends and kept as an exported string so the
@@ -33,18 +31,18 @@ const instanceRe = new RegExp(INSTANCE_ID_PATTERN);
 const midRe = new RegExp(MID_PATTERN);
 const endpointRe = new RegExp(ENDPOINT_PATTERN);
 
-export function isSid(value: unknown): value is Sid {
+export function isSid(value: unknown): value is string {
   return typeof value === "string" && value.length === 36 && sidRe.test(value);
 }
-export function isInstanceId(value: unknown): value is InstanceId {
+export function isInstanceId(value: unknown): value is string {
   return typeof value === "string" && value.length === 32 && instanceRe.test(value);
 }
-export function isMid(value: unknown): value is Mid {
+export function isMid(value: unknown): value is string {
   return typeof value === "string" && value.length <= MID_MAX_CHARS && midRe.test(value);
 }
 
 /** The instance a mid was minted by, and its counter. */
-export function parseMid(mid: Mid): { instance: InstanceId; counter: number } {
+export function parseMid(mid: string): { instance: string; counter: number } {
   const slash = mid.indexOf("/");
   return { instance: mid.slice(0, slash), counter: Number(mid.slice(slash + 1)) };
 }
@@ -56,7 +54,7 @@ export function parseMid(mid: Mid): { instance: InstanceId; counter: number } {
  * the trailing slash instead of adding it: `/ccmsg` and `/ccmsg/` must not
  * become two spellings of one endpoint, so a missing slash is refused.
  */
-export function canonicalEndpoint(value: string): Endpoint | undefined {
+export function canonicalEndpoint(value: string): string | undefined {
   let url: URL;
   try {
     url = new URL(value);

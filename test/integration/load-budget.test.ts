@@ -16,6 +16,13 @@ const NOT_AT_START = [
   /^src\/board\/team-board\.ts$/,
   /^src\/instance\/search\/index-worker\.ts$/, // nothing indexed or asked yet
   /^src\/instance\/search\/query-worker\.ts$/,
+  // The ops of capabilities loaded at their first call (instance/common/lazy-ops.ts).
+  /^src\/instance\/files\/(handlers|file-ops|find|gitignore)\.ts$/,
+  /^src\/instance\/launcher\/(handlers|dir-tree|roots)\.ts$/,
+  /^src\/instance\/(sandbox|auth)\/handlers\.ts$/,
+  // The LLM side, unless ccmsg's config names a source or a status page.
+  /^src\/instance\/llm\/(?!register|webhook)/,
+  /^src\/store\/llm-usage\.ts$/,
 ];
 const ALWAYS = /^src\/store\/pg\/url\.ts$/;
 
