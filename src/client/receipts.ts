@@ -1,5 +1,5 @@
+import { receiptSeen } from "../contract/receipt-states.js";
 import type { Receipt } from "../contract/receipts.js";
-import { receiptSeen } from "../contract/receipts.js";
 import type { OpArgs, OpResult } from "../contract/schemas.js";
 import type { Client } from "./client.js";
 

@@ -1,5 +1,5 @@
 import type { PerInstance } from "../contract/fold.js";
-import { isSid, Sid } from "../contract/identifiers.js";
+import { isSid, SID_DESCRIPTION } from "../contract/ids.js";
 import type { PeersData } from "../contract/peers.js";
 import { type KnownSession, SidRefusal } from "./sid-refusal.js";
 
@@ -111,7 +111,7 @@ function byPrefixOrTitle(typed: string, sessions: readonly KnownSession[], named
     if (hex === undefined)
       return new SidRefusal(
         "invalid_args",
-        `${named} is neither a session id (${Sid.description}) nor the title of a session known here (ccmsg peers lists the sessions)`,
+        `${named} is neither a session id (${SID_DESCRIPTION}) nor the title of a session known here (ccmsg peers lists the sessions)`,
       );
     if (!long)
       return new SidRefusal(

@@ -1,4 +1,4 @@
-import { TOPIC_ATTRIBUTES, type TopicAttributes, topicKind } from "./topics.js";
+import { TOPIC_ATTRIBUTES, type TopicAttributes, topicKind } from "./topic-kinds.js";
 
 /** The part of a topic frame folding reads. */
 export interface FoldableFrame {

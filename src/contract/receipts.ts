@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { request, response, topicFrame } from "./envelope.js";
 import { Mid, Sender, Sid, Timestamp } from "./identifiers.js";
+import { RECEIPT_STATES } from "./receipt-states.js";
 import { topicNamePattern } from "./topics.js";
 
 // Receipts (this implementation's extension, DR-0054): what became of a
@@ -8,25 +9,7 @@ import { topicNamePattern } from "./topics.js";
 // model (its envelope in a record the harness writes as the model's input,
 // in the recipient's own transcript), read (the model answered after it),
 // or unseen. Generation 3's `message_send` reply is untouched.
-
-/** Where a message is now, as far as the evidence goes. */
-export const RECEIPT_STATES = [
-  /** Kept in the recipient's inbox, not handed to its harness yet. */
-  "held",
-  /** Handed to the recipient's harness; its transcript does not show it yet. */
-  "delivered",
-  /** Its envelope is in the model's input in the recipient's transcript. */
-  "seen",
-  /** Seen, and the model answered after it. */
-  "read",
-  /** Handed over, but the recipient's transcript moved on without it (or
-   * 60 s passed while the session was idle); offered again by another route,
-   * then its person told. */
-  "unseen",
-  /** Dropped from a full inbox, never handed over. */
-  "dropped",
-] as const;
-export type ReceiptState = (typeof RECEIPT_STATES)[number];
+export * from "./receipt-states.js";
 
 /** The routes a message reaches a harness by. */
 export const RECEIPT_ROUTES = [
@@ -86,8 +69,3 @@ export type ReceiptsReadArgs = Static<typeof ReceiptsReadArgs>;
 export const ReceiptsReadResult = ReceiptsData;
 export const ReceiptsReadRequest = request("receipts_read", ReceiptsReadArgs);
 export const ReceiptsReadResponse = response("receipts_read", ReceiptsReadResult);
-
-/** Whether a receipt says the model has the message in its context. */
-export function receiptSeen(r: Pick<Receipt, "state">): boolean {
-  return r.state === "seen" || r.state === "read";
-}

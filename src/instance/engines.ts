@@ -119,9 +119,10 @@ export interface Engines {
  * common plane over all of it, and dispatch over every handler. Capabilities
  * are offered in that order. The one cycle: `peers` lists the mesh's
  * instances and the mesh forwards by the sessions' registry, so sessions get
- * `instances` as a function over the mesh registered after them.
+ * `instances` as a function over the mesh registered after them. A
+ * capability not configured loads nothing (its register.ts decides).
  */
-export function buildEngines(input: EngineInputs): Engines {
+export async function buildEngines(input: EngineInputs): Promise<Engines> {
   const { id, clock, store, log, env, harness, configHome, team } = input;
   const files = stateFiles(input.stateDir);
   const hub = new TopicHub(id, log);
@@ -191,7 +192,7 @@ export function buildEngines(input: EngineInputs): Engines {
     }),
   );
   const llm = take(
-    registerLlm({
+    await registerLlm({
       ...{ id, clock, hub, sessions: sessions.sessions, store, config: config.llm },
       ...{ stateDir: input.stateDir, capabilities, log },
     }),
@@ -244,7 +245,7 @@ export function buildEngines(input: EngineInputs): Engines {
     expire: () => {
       sessions.sessions.expire();
       relay.expire();
-      llm.requests.expire();
+      llm.expire();
       llm.due();
     },
     dispatcher,

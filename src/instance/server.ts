@@ -85,7 +85,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
       ).then(resolveStopped);
       return stopping;
     };
-    const engines = buildEngines({
+    const engines = await buildEngines({
       ...{ id, startedAt, clock, store: opened, log, env, configHome: configHome(env) },
       ...{ harness: claimingHarness(env), stateDir: options.stateDir, team: options.team },
       httpAddresses: () => (http === undefined ? [] : [http.address]),

@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
 import type { Capability } from "../../contract/identifiers.js";
 import type { Clock } from "../../util/clock.js";
+import { lazyHandlers } from "../common/lazy-ops.js";
 import type { Contribution } from "../dispatch.js";
 import type { SurfaceDeps } from "../files/session-surfaces.js";
 import { SandboxGrants } from "./grants.js";
-import { sandboxHandlers } from "./handlers.js";
 
 /** What the HTTP listener needs for the sandbox origins: the grants, the
  * surfaces each request is checked against, and how to offer `sandbox` once
@@ -24,7 +24,10 @@ export interface SandboxDeps extends SurfaceDeps {
   capabilities: Set<Capability>;
 }
 
-/** The sandbox (DR-0042): grants and their ops; `sandbox` is offered once the
+/** The sandbox's ops, so they answer before their module is loaded. */
+export const SANDBOX_OPS = ["sandbox_grant", "sandbox_revoke"] as const;
+
+/** The sandbox (DR-0042): grants and their ops (loaded at the first); `sandbox` is offered once the
  * HTTP listener serves its origins (`offer`). */
 export function registerSandbox(deps: SandboxDeps): Contribution & { sandbox: SandboxSide } {
   const { clock, log, sessions, presence, transcripts } = deps;
@@ -39,6 +42,8 @@ export function registerSandbox(deps: SandboxDeps): Contribution & { sandbox: Sa
         deps.capabilities.add("sandbox");
       },
     },
-    handlers: sandboxHandlers({ ...surfaces, sandbox: grants, log }),
+    handlers: lazyHandlers(SANDBOX_OPS, () =>
+      import("./handlers.js").then((m) => m.sandboxHandlers({ ...surfaces, sandbox: grants, log })),
+    ),
   };
 }
