@@ -230,6 +230,7 @@ export function buildEngines(input: EngineInputs): Engines {
       relay.expire();
       llm.requests.expire();
       llm.due();
+      kv.reservations.expire();
     },
     dispatcher,
     connections,
