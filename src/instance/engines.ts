@@ -166,7 +166,7 @@ export function buildEngines(input: EngineInputs): Engines {
     ...{ instanceId: id, log, sessions: sessions.sessions, presence, capabilities },
     ...{ configHome, harness, env },
   };
-  take(registerSessionControl({ ...ops, search: search.search }));
+  take(registerSessionControl({ ...ops, search: search.search, testHooks: input.testHooks }));
   take(registerLauncher({ ...ops, config: config.launcher }));
   const transcripts = take(
     registerTranscripts({
