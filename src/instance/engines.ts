@@ -182,7 +182,7 @@ export async function buildEngines(input: EngineInputs): Promise<Engines> {
     ...{ instanceId: id, log, sessions: sessions.sessions, presence, capabilities },
     ...{ configHome, harness, env },
   };
-  take(registerSessionControl({ ...ops, search: search.search }));
+  take(registerSessionControl({ ...ops, search: search.search, testHooks: input.testHooks }));
   take(registerLauncher({ ...ops, config: config.launcher }));
   const transcripts = take(
     registerTranscripts({
@@ -247,6 +247,7 @@ export async function buildEngines(input: EngineInputs): Promise<Engines> {
       relay.expire();
       llm.expire();
       llm.due();
+      kv.reservations.expire();
     },
     dispatcher,
     connections,

@@ -113,6 +113,9 @@ describe("a session's timeline", () => {
 describe("the busy mark", () => {
   it("shows a session as busy while a gateway saw inference run for it just now, as ccmsg peers does", async () => {
     const page = (await openConsole(b.browser, inst)).page;
+    // The page's clock runs on as usual; the test moves it past the window's
+    // end rather than waiting those seconds out.
+    await page.clock.install();
     await page.goto(viewUrl(page, `#/session/${SID}`));
     await page.locator(".session-page h1", { hasText: "review: claims" }).waitFor();
     expect(await page.locator(".session-head [data-busy]").count()).toBe(0);
@@ -134,6 +137,7 @@ describe("the busy mark", () => {
     expect(await page.locator("[data-busy]").count()).toBe(1);
     expect(await axe(page)).toEqual([]);
     // The window ends and the mark goes, with nothing else changing.
+    await page.clock.fastForward(10_000);
     await row.waitFor({ state: "detached" });
   });
 });

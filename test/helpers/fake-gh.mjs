@@ -8,6 +8,8 @@
 //   FAKE_GH_LOG       append each call's arguments, one line per call
 //   FAKE_GH_DELAY_MS  take this long to answer
 //   FAKE_GH_BUSY_DIR  hold a file there while answering (tests see a call in flight)
+//   FAKE_GH_GATE      answer only once this file exists (a test opens the gate
+//                     when it has seen the call in flight, whatever the load)
 //   FAKE_GH_UNAUTH    answer as gh does when nobody is signed in
 import {
   appendFileSync,
@@ -33,6 +35,8 @@ if (busy) {
 }
 const delay = Number(env.FAKE_GH_DELAY_MS) || 0;
 if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+while (env.FAKE_GH_GATE && !existsSync(env.FAKE_GH_GATE))
+  await new Promise((r) => setTimeout(r, 20));
 
 function finish(code, out = "", err = "") {
   if (out) process.stdout.write(out);

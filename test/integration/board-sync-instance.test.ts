@@ -14,8 +14,20 @@ import {
 // while gh is still being asked — and its outcome reaches `ccmsg status`.
 
 const started: TestInstance[] = [];
+/** Directories a fake gh may still write to; empty before the homes go. */
+const busyDirs: string[] = [];
 afterAll(async () => {
   for (const inst of started) await inst.stop();
+  // A gh call of a tick cut short by the stop still finishes (its gate is
+  // open): removing the home under it would race its busy file.
+  for (const dir of busyDirs)
+    await until("the last gh call to finish", () => {
+      try {
+        return readdirSync(dir).length === 0 ? true : undefined;
+      } catch {
+        return true;
+      }
+    });
 });
 
 async function until<T>(
@@ -78,10 +90,13 @@ describe("the instance's interval sync", () => {
   it("runs on the configured interval without holding up other requests; status shows its outcome", async () => {
     const probe = isolatedHome();
     const busy = join(probe.root, "gh-busy");
-    // Every gh call takes a while: the sync is in flight for seconds.
+    const gate = join(probe.root, "gh-gate");
+    busyDirs.push(busy);
+    // Every gh call waits for the gate: the sync stays in flight until the
+    // test has seen the instance answer meanwhile.
     const { env } = home(
       { github: { repo: "acme/widgets", interval_seconds: 1 } },
-      { FAKE_GH_DELAY_MS: "1500", FAKE_GH_BUSY_DIR: busy },
+      { FAKE_GH_GATE: gate, FAKE_GH_BUSY_DIR: busy },
     );
     const inst = await startInstance({ env });
     started.push(inst);
@@ -98,6 +113,7 @@ describe("the instance's interval sync", () => {
     const ping = await runCli(["--no-start", "ping", "--json"], env);
     expect(ping.code, ping.stderr).toBe(0);
     expect((await status(env)).sync.github).toBeNull();
+    writeFileSync(gate, "");
 
     const run = await until(
       "the sync's outcome in status",
@@ -115,5 +131,6 @@ describe("the instance's interval sync", () => {
     });
     expect(next.counts).toMatchObject({ created: 0, updated: 0, unchanged: 7 });
     expect(inst.log().some((l) => l.msg === "board sync" && l.level === 30)).toBe(true);
-  });
+    // A dozen CLI runs and two syncs: on a loaded machine, more than 30 s.
+  }, 60_000);
 });

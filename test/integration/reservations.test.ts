@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isolatedHome, runCli, sharedInstance } from "../helpers/instance.js";
+import { isolatedHome, runCli, sharedInstance, startInstance } from "../helpers/instance.js";
 import { until } from "../helpers/real-claude.js";
 
 // File reservations between agents (DR-0041) through the real CLI and a real
@@ -136,18 +136,23 @@ describe("ccmsg reserve between two sessions", () => {
   });
 
   it("is freed by its expiry: the instance sweeps it from KV and the second session then gets it", async () => {
+    // Its own instance, whose clock this test moves past the expiry.
+    const inst = await startInstance();
+    const env = { ...inst.env, CCMSG_STATE_DIR: inst.stateDir };
     const dir = project();
-    const held = await as(A, dir, ["reserve", "src/**", "--for", "2s", "--json"]);
+    const in_ = (sid: string | null, args: string[]) => as(sid, dir, args, env);
+    const held = await in_(A, ["reserve", "src/**", "--for", "1h", "--json"]);
     expect(held.code, held.stderr).toBe(0);
     const [row] = (JSON.parse(held.stdout) as { reserved: Row[] }).reserved;
-    expect(errorOf(await as(B, dir, ["reserve", "src/a.ts", "--for", "5m", "--json"])).code).toBe(
+    expect(errorOf(await in_(B, ["reserve", "src/a.ts", "--for", "5m", "--json"])).code).toBe(
       "file_conflict",
     );
+    await inst.advanceClock(60 * 60_000 + 1000);
     // The sweeper removes the entry itself (readers ignore it before then).
     await until(
       "the expired entry to leave KV",
       async () => {
-        const r = await as(null, dir, ["kv", "list", "reservations", "--json"]);
+        const r = await in_(null, ["kv", "list", "reservations", "--json"]);
         const keys = (JSON.parse(r.stdout) as { entries: { key: string }[] }).entries.map(
           (e) => e.key,
         );
@@ -155,8 +160,9 @@ describe("ccmsg reserve between two sessions", () => {
       },
       15_000,
     );
-    const later = await as(B, dir, ["reserve", "src/a.ts", "--for", "5m", "--json"]);
+    const later = await in_(B, ["reserve", "src/a.ts", "--for", "5m", "--json"]);
     expect(later.code, later.stderr).toBe(0);
+    await inst.stop();
   });
 
   it("releases by glob or all at once, and says when nothing of the caller's matches", async () => {

@@ -141,14 +141,25 @@ describe("stopping a session's harness", () => {
   });
 
   it("SIGTERM follows when SIGINT is not enough; SIGKILL only when forced", async () => {
+    // Its own instance, whose graces are short (a test hook): the ladder is
+    // the same, without 5 s of waiting per stop.
+    const home = isolatedHome();
+    const own = await startInstance({ env: { ...home.env, CCMSG_TEST_STOP_GRACE_MS: "500" } });
+    const owner = await Peer.unix(own.socket);
+    await owner.helloUser();
     const sid = newSid();
-    const deaf = await fakeHarness(claude, sid, { ignore: ["SIGINT", "SIGTERM"] });
+    const deaf = await fakeHarness(requiredPath(home.env, "CLAUDE_CONFIG_DIR"), sid, {
+      ignore: ["SIGINT", "SIGTERM"],
+    });
     // Not gone within the grace: not a failure, and never killed unasked.
-    expect(await person.call("session_kill", { sid })).toEqual({ terminated: false });
+    expect(await owner.call("session_kill", { sid })).toEqual({ terminated: false });
+    await deaf.ping();
     expect(deaf.signals()).toEqual(["SIGINT", "SIGTERM"]);
     expect(await deaf.alive()).toBe(true);
-    expect(await person.call("session_kill", { sid, force: true })).toEqual({ terminated: true });
+    expect(await owner.call("session_kill", { sid, force: true })).toEqual({ terminated: true });
     expect(await deaf.exited).toBe("SIGKILL");
+    owner.close();
+    await own.stop();
   }, 30_000);
 
   it("is the person's: a session is refused, an unknown sid is not found", async () => {

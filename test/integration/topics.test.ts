@@ -29,7 +29,9 @@ describe("value topics are paced", () => {
     const t0 = Date.now();
     const before = watcher.frames.length;
     let requests = 0;
-    while (Date.now() - t0 < 2000) {
+    // At least 2 s and more than 1,000 changes, however loaded the machine:
+    // the pace is judged against the time it took.
+    while (Date.now() - t0 < 2000 || requests <= 1000) {
       await driver.call("instance_ping");
       requests++;
     }

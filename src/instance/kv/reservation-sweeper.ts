@@ -44,6 +44,11 @@ export class ReservationSweeper {
     this.timer.unref();
   }
 
+  /** Sweep now: the clock moved (test hook) past what the timer waits for. */
+  expire(): void {
+    this.sweep();
+  }
+
   /** Remove what has expired and arm for the next expiry. */
   private sweep(): void {
     if (this.disposed) return;

@@ -11,6 +11,8 @@ import {
   findHarnessProcess,
   type HarnessProcess,
   readEnvironment,
+  STOP_TIMINGS,
+  type StopTimings,
   stopProcess,
 } from "../../harness/session-process.js";
 import { typeLine } from "../../harness/tmux.js";
@@ -45,10 +47,13 @@ export interface SessionControlDeps {
   /** The instance's environment (ccmsg's config file, tools on PATH). */
   env: NodeJS.ProcessEnv;
   search: SearchEngine;
+  /** Started with --test-hooks: the environment may shorten a stop's graces. */
+  testHooks?: boolean;
 }
 
 export function sessionControlHandlers(s: SessionControlDeps): Handlers {
   const searches = new SessionSearches(s.harness, s.configHome, searchBudget(s), s.log, s.search);
+  const timings = stopTimings(s);
 
   /** The running harness process of `sid`, proven to be the session's — read
    * fresh — or `session_not_found` saying what was looked at. */
@@ -68,7 +73,7 @@ export function sessionControlHandlers(s: SessionControlDeps): Handlers {
       await s.presence.fresh();
       const target = await harnessProcess(sid);
       s.sessions.declareStopping(sid, "person");
-      const { terminated, signals } = await stopProcess(target, force === true);
+      const { terminated, signals } = await stopProcess(target, force === true, timings);
       s.log.info({ sid, pid: target.pid, signals, terminated }, "session_kill");
       // Its loss shows on `peers` before the reply does.
       if (terminated) await s.presence.fresh();
@@ -143,6 +148,13 @@ export function sessionControlHandlers(s: SessionControlDeps): Handlers {
 
 /** ccmsg's config decides the search budget; a config that cannot be read
  * keeps the default (and the log says why). */
+/** Test hook: CCMSG_TEST_STOP_GRACE_MS is the interrupt's and the terminate's
+ * grace, so a test of the whole ladder does not wait 5 s per stop. */
+function stopTimings(s: SessionControlDeps): StopTimings {
+  const ms = s.testHooks ? Number(s.env.CCMSG_TEST_STOP_GRACE_MS) || undefined : undefined;
+  return ms === undefined ? STOP_TIMINGS : { ...STOP_TIMINGS, interruptMs: ms, terminateMs: ms };
+}
+
 function searchBudget(s: SessionControlDeps): number {
   try {
     return loadConfig(configFile(undefined, s.env)).search_budget_ms ?? DEFAULT_SEARCH_BUDGET_MS;
