@@ -6,6 +6,7 @@ import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
 import { openDatabase } from "../../store/database.js";
 import { type DocRow, openSearchIndex, SearchWriter } from "../../store/search-index.js";
+import { trimWalWhenIdle } from "../../store/wal-trim.js";
 import { messageRow } from "./rows.js";
 import { TranscriptIndexer } from "./transcript-indexer.js";
 
@@ -171,6 +172,7 @@ function openWriter(): { writer: SearchWriter; fresh: boolean } | undefined {
     db.pragma("cache_size = -32000");
     // A bulk build grows the WAL; it is cut back after each checkpoint.
     db.pragma("journal_size_limit = 67108864");
+    trimWalWhenIdle(db);
     const writer = new SearchWriter(db);
     if (fresh) writer.batch(() => writer.setMeta("caught_up", "0"));
     return { writer, fresh };
