@@ -13,20 +13,26 @@ import type { Db } from "./database.js";
 export const WAL_TRIM_IDLE_MS = 1000;
 
 /**
- * Trim `db`'s WAL whenever its connection has written nothing for one
- * period since its last write. The checkpoint never waits for a lock (busy
- * timeout 0 while it runs): when another connection reads or writes, it is
- * tried again at the next idle period. Its work is what the next automatic
- * checkpoint would have done (at most ~4 MB of pages), done while idle.
- * Returns a stop function; the timer never holds the process open.
+ * Trim `db`'s WAL whenever nothing was written to the database — by this
+ * connection or another — for one period since its last write. The
+ * checkpoint never waits for a lock (busy timeout 0 while it runs): when
+ * another connection reads or writes, it is tried again at the next idle
+ * period. Its work is what the next automatic checkpoint would have done (at
+ * most ~4 MB of pages): a PASSIVE checkpoint first, which copies and syncs
+ * without holding the write lock, then the TRUNCATE, which holds it only to
+ * cut the file. It blocks its own thread for that (tens of ms on a loaded
+ * disk), so the instance runs its store's trim on the index worker, not on
+ * its event loop. Returns a stop function; the timer never holds the
+ * process open.
  */
 export function trimWalWhenIdle(db: Db, periodMs = WAL_TRIM_IDLE_MS): () => void {
-  const changes = db.prepare("SELECT total_changes()").pluck();
-  let seen = changes.get();
+  const own = db.prepare("SELECT total_changes()").pluck();
+  const changes = () => `${own.get()}:${db.pragma("data_version", { simple: true })}`;
+  let seen = changes();
   let trimmed = seen;
   const timer = setInterval(() => {
     if (!db.open) return clearInterval(timer);
-    const now = changes.get();
+    const now = changes();
     if (now !== seen) {
       seen = now;
       return;
@@ -35,6 +41,7 @@ export function trimWalWhenIdle(db: Db, periodMs = WAL_TRIM_IDLE_MS): () => void
     const wait = db.pragma("busy_timeout", { simple: true }) as number;
     try {
       if (wait !== 0) db.pragma("busy_timeout = 0");
+      db.pragma("wal_checkpoint(PASSIVE)");
       const [row] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
       if (row?.busy === 0) trimmed = now;
     } catch {

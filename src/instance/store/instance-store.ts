@@ -9,7 +9,6 @@ import { KvStore } from "../../store/kv.js";
 import { LastLiveStore } from "../../store/last-live.js";
 import { NotificationsStore } from "../../store/notifications.js";
 import { openStateStore, type StateStore } from "../../store/state-store.js";
-import { trimWalWhenIdle } from "../../store/wal-trim.js";
 
 /** The instance's one SQLite file and the table families on it. */
 export interface InstanceStore {
@@ -53,7 +52,6 @@ export function openInstanceStore(path: string, log: Logger, recover = false): I
   // instance, while the pages in use (the inbox's newest rows, the indexes)
   // fit in far less (DR-0022).
   db.pragma("cache_size = -2000");
-  trimWalWhenIdle(db);
   const queue = new CommitQueue(db, path);
   const inbox = new InboxStore(db, queue);
   const notifications = new NotificationsStore(
