@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { WAL_TRIM_IDLE_MS } from "../src/store/wal-trim.js";
 import { type Daemon, startDaemon } from "./daemon.js";
 import {
   coldPost,
@@ -121,10 +122,12 @@ export async function benchLean() {
   await stop(d);
 
   // Disk at 20,000 messages: the same burst on a fresh instance, its rates
-  // kept too (the JIT and the caches cold).
+  // kept too (the JIT and the caches cold), measured once it is at rest.
   const freshDir = join(root, "fresh");
   const f = await startDaemon(freshDir, { HOME: root }, HTTP);
   const fresh = await throughput(f.socket, Number.POSITIVE_INFINITY);
+  // At rest: once its writes stop, the instance trims its WALs.
+  await new Promise((r) => setTimeout(r, 2 * WAL_TRIM_IDLE_MS + 500));
   const disk = diskAfterCheckpoint(freshDir);
   await stop(f);
 

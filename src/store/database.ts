@@ -14,6 +14,9 @@ export type Db = BetterSqlite3.Database;
  * reported busy (ecc-surfaces §3.4: five seconds, never stolen). */
 export const BUSY_TIMEOUT_MS = 5000;
 
+/** About what one automatic checkpoint's worth of WAL (1,000 pages) holds. */
+const JOURNAL_SIZE_LIMIT = 4 << 20;
+
 export interface OpenOptions {
   readonly?: boolean;
   /** Override the lock wait; tests use short waits to prove the busy path. */
@@ -43,6 +46,9 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     if (!options.readonly && path !== ":memory:") {
       // Setting the journal mode writes the header once; later opens find it set.
       if (db.pragma("journal_mode", { simple: true }) !== "wal") db.pragma("journal_mode = WAL");
+      // A WAL longer than this (a large transaction grew it) is cut back to
+      // it when a checkpoint restarts it; left alone it stays that long.
+      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
     }
     db.pragma("synchronous = NORMAL");
     db.pragma("foreign_keys = ON");

@@ -8,12 +8,16 @@ import { type Db, isDamagedError, openDatabase } from "./database.js";
 // readers open it read-only (the query worker, `ccmsg search`).
 //
 // `docs` holds one row per indexed thing — a typed transcript item, a
-// message, a notification — and `texts` its words; `fts` is an FTS5 index
-// over `texts` (external content: the words are stored once). The two are
-// apart so that `docs` stays dense — a filter on its columns reads few pages
-// however long the texts are. Besides the words, `fts` indexes a few tag
-// words per row (whose session, which type) so that a filter by session or
-// type is part of the full-text match, not a scan of its results. `files` remembers per transcript how far it was indexed and
+// message, a notification — and `texts` its words; `fts` is a contentless
+// FTS5 index of them (DR-0061): it keeps only the index, so the words are
+// stored once, in `texts`, and a snippet is made from there (search-query.ts).
+// `docs` and `texts` are apart so that `docs` stays dense — a filter on its
+// columns reads few pages however long the texts are; its sessions and
+// senders are numbers into `names` (a sid is 36 characters, on every row).
+// Besides the words, `fts` indexes a few tag words per row (whose session,
+// which type) so that a filter by session or type is part of the full-text
+// match, not a scan of its results; they are derived from `docs`, never
+// stored. `files` remembers per transcript how far it was indexed and
 // the classifier's state there; `calls` which tool each call of a file used
 // (what a later result is classified by).
 
@@ -22,8 +26,13 @@ import { type Db, isDamagedError, openDatabase } from "./database.js";
  * deleted and rebuilt, never migrated — it holds nothing the sources do not.
  * 2: Claude Code's peer messages are `message:session:in` (issue 25).
  * 3: a ccmsg send is `message:session:out` only at its call's result, once
- * the call came back done (DR-0057). */
-export const SEARCH_INDEX_VERSION = 3;
+ * the call came back done (DR-0057).
+ * 4: `fts` contentless, tags not stored, sids as numbers, no index of mids
+ * (DR-0061). */
+export const SEARCH_INDEX_VERSION = 4;
+
+/** How `fts` splits words (a snippet's scratch table splits them alike). */
+export const FTS_TOKENIZER = "unicode61 remove_diacritics 2";
 
 const SCHEMA = `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,27 +58,29 @@ const SCHEMA = `
     offset INTEGER NOT NULL,
     PRIMARY KEY (file, tool_use_id)
   ) WITHOUT ROWID;
+  -- the sessions and senders of docs (a sid, or \`user\`)
+  CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
   CREATE TABLE docs (
     id INTEGER PRIMARY KEY,
     -- the transcript it came from; NULL for messages and notifications
     file INTEGER,
-    sid TEXT NOT NULL,
+    -- names.id
+    sid INTEGER NOT NULL,
     agent_id TEXT,
     -- the item id, or the mid
     item TEXT NOT NULL,
     type TEXT NOT NULL,
     at INTEGER NOT NULL,
-    -- a message's sender
-    peer TEXT
+    -- a message's sender (names.id)
+    peer INTEGER
   );
   CREATE INDEX docs_file ON docs (file, type) WHERE file IS NOT NULL;
   CREATE INDEX docs_at ON docs (at);
-  CREATE UNIQUE INDEX docs_mid ON docs (item) WHERE type = 'message';
-  CREATE TABLE texts (id INTEGER PRIMARY KEY, text TEXT NOT NULL, tags TEXT NOT NULL);
+  CREATE TABLE texts (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
   CREATE VIRTUAL TABLE fts USING fts5 (
     text, tags,
-    content = 'texts', content_rowid = 'id',
-    tokenize = 'unicode61 remove_diacritics 2'
+    content = '', contentless_delete = 1,
+    tokenize = '${FTS_TOKENIZER}'
   );
 `;
 
@@ -183,7 +194,9 @@ export function typeTags(type: string): string[] {
 
 const SID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-function tagsOf(row: DocRow): string {
+/** The tag words `fts` indexes for a row (search-query.ts makes them again
+ * for a snippet's scratch row). */
+export function tagsOf(row: { sid: string; type: string; peer?: string | undefined }): string {
   const tags = [sidTag(row.sid), ...typeTags(row.type)];
   if (row.peer !== undefined && SID_RE.test(row.peer)) tags.push(sidTag(row.peer));
   return tags.join(" ");
@@ -202,12 +215,13 @@ export class SearchWriter {
       doc: s(
         "INSERT INTO docs (file, sid, agent_id, item, type, at, peer) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ),
-      text: s("INSERT INTO texts (id, text, tags) VALUES (?, ?, ?)"),
-      hasMid: s("SELECT 1 FROM docs WHERE type = 'message' AND item = ?"),
+      text: s("INSERT INTO texts (id, text) VALUES (?, ?)"),
+      name: s("SELECT id FROM names WHERE name = ?").pluck(),
+      addName: s("INSERT INTO names (name) VALUES (?) RETURNING id").pluck(),
+      // A mid's time is its message's: found by docs_at, no index of mids.
+      hasMid: s("SELECT 1 FROM docs WHERE at = ? AND type = 'message' AND item = ?"),
       fts: s("INSERT INTO fts (rowid, text, tags) VALUES (?, ?, ?)"),
-      unindexFile: s(
-        "INSERT INTO fts (fts, rowid, text, tags) SELECT 'delete', id, text, tags FROM texts WHERE id IN (SELECT id FROM docs WHERE file = ?)",
-      ),
+      unindexFile: s("DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE file = ?)"),
       dropTexts: s("DELETE FROM texts WHERE id IN (SELECT id FROM docs WHERE file = ?)"),
       dropDocs: s("DELETE FROM docs WHERE file = ?"),
       dropCalls: s("DELETE FROM calls WHERE file = ?"),
@@ -231,25 +245,42 @@ export class SearchWriter {
     };
   }
 
+  /** names.id by name, as committed (a failed batch forgets its own). */
+  private readonly names = new Map<string, number | bigint>();
+
   /** Run `fn` in one write transaction. */
   batch<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (error) {
+      this.names.clear();
+      throw error;
+    }
+  }
+
+  private nameId(name: string): number | bigint {
+    let id = this.names.get(name);
+    if (id === undefined) {
+      id = (this.sql.name.get(name) ?? this.sql.addName.get(name)) as number | bigint;
+      this.names.set(name, id);
+    }
+    return id;
   }
 
   /** Index one row; a message already indexed (by mid) is skipped. */
   add(row: DocRow): void {
-    if (row.type === "message" && this.sql.hasMid.get(row.item) !== undefined) return;
+    if (row.type === "message" && this.sql.hasMid.get(row.at, row.item) !== undefined) return;
     const tags = tagsOf(row);
     const { lastInsertRowid } = this.sql.doc.run(
       row.file ?? null,
-      row.sid,
+      this.nameId(row.sid),
       row.agentId ?? null,
       row.item,
       row.type,
       row.at,
-      row.peer ?? null,
+      row.peer === undefined ? null : this.nameId(row.peer),
     );
-    this.sql.text.run(lastInsertRowid, row.text, tags);
+    this.sql.text.run(lastInsertRowid, row.text);
     this.sql.fts.run(lastInsertRowid, row.text, tags);
   }
 

@@ -1,7 +1,7 @@
 import { contractError } from "../contract/errors.js";
 import type { SearchAnswer, SearchHit } from "../contract/search.js";
 import type { Db } from "./database.js";
-import { sidTag, typeTags } from "./search-index.js";
+import { FTS_TOKENIZER, sidTag, tagsOf, typeTags } from "./search-index.js";
 
 // Queries over the search index (DR-0037). A query is a search box's text:
 // words, "quoted phrases", a `*` after a word for a prefix, AND / OR / NOT
@@ -168,6 +168,58 @@ interface Doc {
   at: number;
   peer: string | null;
   file: number | null;
+  text: string;
+}
+
+/** A scratch FTS5 table of the connection's own (`temp`, so a read-only
+ * connection may write it): `fts` keeps no text, so a hit's snippet is made
+ * here, from its row put back as it was indexed — its text from `texts`, its
+ * tags from `docs` — under the same rowid and matched by the same query.
+ * A snippet reads only its own row's words and where the phrases fall in
+ * them, so it comes out as `fts` would have made it. */
+class Snippets {
+  private readonly put;
+  private readonly take;
+  private readonly snippet;
+
+  constructor(db: Db) {
+    db.exec(
+      `CREATE VIRTUAL TABLE IF NOT EXISTS temp.snip USING fts5 (text, tags, tokenize = '${FTS_TOKENIZER}')`,
+    );
+    this.put = db.prepare("INSERT INTO temp.snip (rowid, text, tags) VALUES (?, ?, ?)");
+    this.take = db.prepare("DELETE FROM temp.snip");
+    this.snippet = db
+      .prepare(
+        `SELECT snippet(snip, 0, '${OPEN}', '${CLOSE}', '…', ${SNIPPET_TOKENS})
+         FROM temp.snip WHERE snip MATCH ? AND rowid = ?`,
+      )
+      .pluck();
+  }
+
+  of(id: number, doc: Doc, match: string): string {
+    const rowid = BigInt(id);
+    this.put.run(
+      rowid,
+      doc.text,
+      tagsOf({ sid: doc.sid, type: doc.type, peer: doc.peer ?? undefined }),
+    );
+    try {
+      return (this.snippet.get(match, rowid) as string | undefined) ?? "";
+    } finally {
+      this.take.run();
+    }
+  }
+}
+
+const scratch = new WeakMap<Db, Snippets>();
+
+function scratchOf(db: Db): Snippets {
+  let s = scratch.get(db);
+  if (s === undefined) {
+    s = new Snippets(db);
+    scratch.set(db, s);
+  }
+  return s;
 }
 
 /**
@@ -232,24 +284,19 @@ export function runSearch(db: Db, args: SearchArgs): SearchAnswer {
     .map((id) => ({ id, score: scores.get(id) ?? 0 }))
     .sort((a, b) => b.score - a.score || b.id - a.id)
     .slice(0, limit);
-  const snippetOf = db
-    .prepare(
-      `SELECT snippet(fts, 0, '${OPEN}', '${CLOSE}', '…', ${SNIPPET_TOKENS})
-       FROM fts WHERE fts MATCH ? AND rowid = ?`,
-    )
-    .pluck();
   const prefixed = query.pieces.some((p) => typeof p !== "string");
-  const textOf = db.prepare("SELECT text FROM texts WHERE id = ?").pluck();
-  const snippetMatch = (id: number) =>
-    prefixed ? `text : (${expandPrefixes(query.pieces, textOf.get(id) as string)})` : exact;
   const docOf = db.prepare(
-    "SELECT sid, agent_id, item, type, at, peer, file FROM docs WHERE id = ?",
+    `SELECT s.name AS sid, d.agent_id, d.item, d.type, d.at, p.name AS peer, d.file, t.text
+     FROM docs d JOIN names s ON s.id = d.sid LEFT JOIN names p ON p.id = d.peer
+     JOIN texts t ON t.id = d.id WHERE d.id = ?`,
   );
+  const snippets = scratchOf(db);
   const hits = best.map((c) => {
-    const doc = docOf.get(c.id) as Doc;
+    const doc = docOf.get(BigInt(c.id)) as Doc;
+    const match = prefixed ? `text : (${expandPrefixes(query.pieces, doc.text)})` : exact;
     let raw = "";
     try {
-      raw = (snippetOf.get(snippetMatch(c.id), BigInt(c.id)) as string | undefined) ?? "";
+      raw = snippets.of(c.id, doc, match);
     } catch {
       // An expansion FTS5 refuses (none should be): the hit without its snippet.
     }

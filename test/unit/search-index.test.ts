@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { ContractError } from "../../src/contract/errors.js";
 import {
@@ -229,5 +230,27 @@ describe("the index file", () => {
     again.db.close();
     expect(search(path, { q: "claim*" }).hits).toEqual([]);
     expect(openSearchIndex(path).fresh).toBe(false);
+  });
+
+  it("an index of version 3 (its words stored in FTS5's content and again with their tags) is rebuilt", () => {
+    const old = join(tmp, "v3.db");
+    const db = new Database(old);
+    db.exec(`CREATE TABLE texts (id INTEGER PRIMARY KEY, text TEXT NOT NULL, tags TEXT NOT NULL);
+      CREATE VIRTUAL TABLE fts USING fts5 (text, tags, content = 'texts', content_rowid = 'id')`);
+    db.pragma("user_version = 3");
+    db.close();
+    expect(openSearchReader(old)).toBeUndefined();
+    const again = openSearchIndex(old);
+    expect(again.fresh).toBe(true);
+    const writer = new SearchWriter(again.db);
+    writer.batch(() => {
+      for (const r of ROWS) writer.add(r);
+    });
+    const hit = search(old, { q: "schem*", sid: B.slice(0, 4) }).hits[0];
+    expect(hit).toMatchObject({
+      mid: "i/7",
+      snippet: "schema merged, go ahead",
+      highlights: [[0, 6]],
+    });
   });
 });

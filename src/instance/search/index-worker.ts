@@ -4,8 +4,9 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { InboxMessage } from "../../contract/messaging.js";
 import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
-import { openDatabase } from "../../store/database.js";
+import { type Db, openDatabase } from "../../store/database.js";
 import { type DocRow, openSearchIndex, SearchWriter } from "../../store/search-index.js";
+import { trimWalWhenIdle } from "../../store/wal-trim.js";
 import { messageRow } from "./rows.js";
 import { TranscriptIndexer } from "./transcript-indexer.js";
 
@@ -171,6 +172,7 @@ function openWriter(): { writer: SearchWriter; fresh: boolean } | undefined {
     db.pragma("cache_size = -32000");
     // A bulk build grows the WAL; it is cut back after each checkpoint.
     db.pragma("journal_size_limit = 67108864");
+    trimWalWhenIdle(db);
     const writer = new SearchWriter(db);
     if (fresh) writer.batch(() => writer.setMeta("caught_up", "0"));
     return { writer, fresh };
@@ -266,6 +268,7 @@ parentPort?.on("message", (m: IndexRequest) => {
     clearInterval(fileCheck);
     clearTimeout(retry);
     run?.close();
+    storeTrim?.close();
     post({ kind: "closed" });
     parentPort?.close();
   }
@@ -278,6 +281,22 @@ const fileCheck = setInterval(
     ),
   Math.min(2000, job.rescanMs),
 );
+/** The store's WAL, trimmed once its writes stop (store/wal-trim.ts) from a
+ * connection of this thread's: the checkpoint's copy and sync of up to ~4 MB
+ * would stall the instance's event loop for tens of milliseconds. */
+function trimStore(): Db | undefined {
+  if (job.store === ":memory:") return undefined;
+  try {
+    const db = openDatabase(job.store, { busyTimeoutMs: 0 });
+    trimWalWhenIdle(db);
+    return db;
+  } catch (error) {
+    warn("search: the store's WAL will not be trimmed", { err: error });
+    return undefined;
+  }
+}
+const storeTrim = trimStore();
+
 /** What fails after the index itself opened (openWriter retries that). */
 function openFailed(error: unknown): void {
   warn("search: the index could not be opened", { err: error });
