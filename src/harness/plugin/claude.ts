@@ -66,19 +66,35 @@ export function claudeHooks(ctx: PluginContext): unknown {
     asyncRewake: true,
     timeout: WAITER_HOOK_TIMEOUT_S,
   };
+  // The hot synchronous hooks as http hooks to the running instance
+  // (DR-0058): no process per prompt or tool call. A refused connection is a
+  // non-blocking error to Claude Code, so an instance that is down costs a
+  // refused connect and the turn goes on. SessionStart may have to start the
+  // instance (and Claude Code sends no http hook there), the waiter waits:
+  // both stay commands.
+  const { httpHook } = ctx;
+  const hot = (command: Record<string, unknown>) =>
+    httpHook === undefined
+      ? command
+      : {
+          type: "http",
+          url: httpHook.url,
+          headers: { Authorization: `Bearer ${httpHook.token}` },
+          timeout: SYNC_HOOK_TIMEOUT_S,
+        };
   return {
     hooks: {
       SessionStart: [
         { matcher: "startup|resume|clear|compact", hooks: [sync("hello")] },
         { hooks: [waiter] },
       ],
-      UserPromptSubmit: [{ hooks: [sync("inbox")] }],
+      UserPromptSubmit: [{ hooks: [hot(sync("inbox"))] }],
       // File reservations (DR-0041): an edit inside another agent's.
       PreToolUse: [
         {
           matcher: "Edit|Write|MultiEdit|NotebookEdit",
           hooks: [
-            {
+            hot({
               type: "command",
               command: commandLine(ctx.inv, [
                 "reservations",
@@ -87,7 +103,7 @@ export function claudeHooks(ctx: PluginContext): unknown {
                 ...ctx.stateDirArgs,
               ]),
               timeout: SYNC_HOOK_TIMEOUT_S,
-            },
+            }),
           ],
         },
       ],
@@ -99,10 +115,10 @@ export function claudeHooks(ctx: PluginContext): unknown {
 
 export function claudeFiles(ctx: PluginContext): Desired[] {
   const dir = claudePluginDir(ctx.stateDir);
-  const owned = (path: string, text: string): Desired => ({
+  const owned = (path: string, text: string, mode = 0o644): Desired => ({
     path: join(dir, path),
     strategy: "owned",
-    mode: 0o644,
+    mode,
     content: () => text,
   });
   return [
@@ -125,7 +141,8 @@ export function claudeFiles(ctx: PluginContext): Desired[] {
         license: "MIT",
       }),
     ),
-    owned("hooks/hooks.json", json(claudeHooks(ctx))),
+    // 0600 once it carries the hook token.
+    owned("hooks/hooks.json", json(claudeHooks(ctx)), ctx.httpHook === undefined ? 0o644 : 0o600),
     owned(
       ".mcp.json",
       json({

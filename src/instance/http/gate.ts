@@ -11,6 +11,7 @@ import { type Accept, MESH_SUBPROTOCOL } from "../wire/transport.js";
 import { WebSocketAcceptor } from "../wire/ws.js";
 import { meshOnly, personal } from "./admitted.js";
 import { ASSET_PATH } from "./console-files.js";
+import { HOOK_PATH } from "./hook-path.js";
 import { hostAndOriginRule } from "./host-origin.js";
 import { MeshAdmission, type MeshAdmissionSide } from "./mesh-admission.js";
 import {
@@ -241,9 +242,12 @@ export class Gate {
    * the four auth routes, which are how a person gets a token; the mesh key
    * route, which a peer asks with no credential here and no browser has any
    * business asking (any Origin is refused); and the one-time link, which is
-   * how a browser gets the owner's cookie. */
+   * how a browser gets the owner's cookie; the hook route, from this machine
+   * only, whose token (hook-route.ts) opens nothing else. */
   private openRoutes({ method, url, headers, ip }: Asked): AuthAnswer | typeof THROUGH | undefined {
     if (method === "POST" && WEBHOOK_PATH.test(url.pathname)) return THROUGH;
+    if (method === "POST" && url.pathname === HOOK_PATH)
+      return isLoopbackAddress(ip) ? THROUGH : PEOPLE_ONLY;
     if (method === "POST" && this.authPaths.has(url.pathname)) return THROUGH;
     if (
       this.options.mesh !== undefined &&

@@ -92,6 +92,7 @@ export async function startHttp(
       import("./console-api.js"),
       import("./test-hooks.js"),
     ]);
+    const { hookRoutePlugin } = await import("./hook-route.js");
     const { searchPlugin } = await import("../search/http.js");
     const { sandboxHost } = await import("../sandbox/serve.js");
     const { webhookPlugin } = await import("../llm/webhook.js");
@@ -127,6 +128,7 @@ export async function startHttp(
       const { stateDir } = options;
       const inbox = options.store.inbox;
       app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
+      app.register(hookRoutePlugin, { stateDir });
       app.register(searchPlugin, { search: options.search, now: owner.now });
       app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
       if (testHooks !== undefined)
