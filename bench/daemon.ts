@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { DAEMON_NODE_FLAGS, daemonEnv } from "../src/client/daemon-launch.js";
 
 // One way for every benchmark group to run a real instance: `ccmsg daemon run`
 // in a state dir of its own, ready once it prints its `started` line.
@@ -23,10 +24,10 @@ export async function startDaemon(
 ): Promise<Daemon> {
   const child = spawn(
     process.execPath,
-    [CLI, "daemon", "run", "--state-dir", stateDir, "--http", http, ...args],
+    [...DAEMON_NODE_FLAGS, CLI, "daemon", "run", "--state-dir", stateDir, "--http", http, ...args],
     {
       stdio: ["ignore", "pipe", "inherit"],
-      env: { PATH: process.env.PATH, ...env },
+      env: daemonEnv({ PATH: process.env.PATH, ...env }),
     },
   );
   const line = await new Promise<string>((resolve, reject) => {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { Client, type Pushed } from "../src/client/client.js";
+import { DAEMON_NODE_FLAGS, daemonEnv } from "../src/client/daemon-launch.js";
 import { CLI, startDaemon } from "./daemon.js";
 import { cpuMs, median, percentile, round, rssMb } from "./measure.js";
 
@@ -390,10 +391,10 @@ export async function spawnToFirstReply(
     const t0 = performance.now();
     const child = spawn(
       process.execPath,
-      [CLI, "daemon", "run", "--state-dir", dir, "--http", http],
+      [...DAEMON_NODE_FLAGS, CLI, "daemon", "run", "--state-dir", dir, "--http", http],
       {
         stdio: "ignore",
-        env: { PATH: process.env.PATH, HOME: dir },
+        env: daemonEnv({ PATH: process.env.PATH, HOME: dir }),
       },
     );
     const socket = join(dir, "ccmsg.sock");

@@ -8,7 +8,7 @@
 // modules of the schema library alone took ~100 ms; one code-split bundle
 // loads in a fraction of that, while each command still loads only its chunks.
 import { execFileSync } from "node:child_process";
-import { chmodSync, cpSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -25,7 +25,7 @@ cpSync(join(root, "src", "contract", "fixtures"), join(root, "dist", "contract",
   filter: (src) => !src.endsWith(".ts"),
 });
 
-await build({
+const bundled = await build({
   // Each worker thread is an entry of its own: worker_threads loads it by URL,
   // resolved beside the code that starts it (chunks sit next to the entries).
   entryPoints: {
@@ -46,8 +46,12 @@ await build({
   // Native or heavy runtime dependencies stay in node_modules.
   external: ["better-sqlite3", "fastify", "@fastify/static", "pg", "pino", "ws"],
   sourcemap: true,
+  // Which sources each chunk holds: the tests that keep start and the hot
+  // commands small read it (test/unit/load-budget.test.ts).
+  metafile: true,
   logLevel: "warning",
 });
+writeFileSync(join(root, "dist", "bundle-meta.json"), JSON.stringify(bundled.metafile.outputs));
 chmodSync(join(root, "dist", "bin", "ccmsg.js"), 0o755);
 
 // The web console: its own config (web/vite.config.ts), after everything

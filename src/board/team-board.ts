@@ -1,37 +1,21 @@
 import type { Logger } from "pino";
-import { loadConfig } from "../config/config.js";
 import type { WorkItem, WorkItemsSummary } from "../contract/ecc/board.js";
-import { configFile } from "../state/paths.js";
 import { PgBoardStore } from "../store/pg/board-store.js";
 import { KV_CHANNEL } from "../store/pg/kv-store.js";
 import { TeamKv } from "../store/pg/team-kv.js";
 import { boardSummaryPg } from "./pg-board.js";
+import { teamStoreLocation } from "./team-store.js";
 
-/**
- * The team board an instance serves, if any: `url` (`--store`), else the
- * config's `store`. An unreadable config is reported by the instance (which
- * reads it too) and leaves the board in the instance's own file.
- */
+/** The team board an instance serves, if any (team-store.ts says where). */
 export async function openTeamBoard(
   url: string | undefined,
   env: NodeJS.ProcessEnv,
 ): Promise<TeamBoard | undefined> {
-  let location = url;
-  if (location === undefined) {
-    try {
-      location = configuredStore(env);
-    } catch {
-      return undefined;
-    }
-  }
+  const location = teamStoreLocation(url, env);
   return location === undefined ? undefined : TeamBoard.open(location);
 }
 
-/** The config's `store` (a team board's URL), if it names one; an invalid
- * config throws, naming the file and key. */
-export function configuredStore(env: NodeJS.ProcessEnv): string | undefined {
-  return loadConfig(configFile(undefined, env)).store;
-}
+export { configuredStore } from "./team-store.js";
 
 /** Other tables' channels the board's LISTEN connection also hears, for
  * whoever follows them (`follow`): one connection per instance, one

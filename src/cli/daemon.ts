@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { teamStoreLocation } from "../board/team-store.js";
 import { Client } from "../client/client.js";
 import { startDaemon } from "../client/connect.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
@@ -40,9 +41,13 @@ const ACTIONS: Record<string, Command> = {
     const stateDir = resolveStateDir(values["state-dir"]);
     const asked = values.http ?? process.env.CCMSG_HTTP;
     const { startInstance } = await import("../instance/server.js");
-    // The board shared in PostgreSQL (DR-0046), opened once for every try below.
-    const { openTeamBoard } = await import("../board/team-board.js");
-    const teamBoard = await openTeamBoard(storeArg(values.store), process.env);
+    // The board shared in PostgreSQL (DR-0046), opened once for every try
+    // below; its code is loaded only when one is configured.
+    const location = teamStoreLocation(storeArg(values.store), process.env);
+    const teamBoard =
+      location === undefined
+        ? undefined
+        : await (await import("../board/team-board.js")).TeamBoard.open(location);
     const start = (http: string | null) =>
       startInstance({
         stateDir,

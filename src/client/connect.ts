@@ -11,6 +11,7 @@ import { ensureStateDir } from "../state/state-dir.js";
 import { readJsonFile } from "../util/json-file.js";
 import { inWords } from "./arg-words.js";
 import { type ArgsOf, Client } from "./client.js";
+import { DAEMON_NODE_FLAGS, daemonEnv } from "./daemon-launch.js";
 import type { Flags } from "./flags.js";
 import { derivedMeta } from "./session-meta.js";
 
@@ -68,7 +69,8 @@ export async function startDaemon(
     if (http !== undefined) args.push("--http", http);
     ensureStateDir(stateDir);
     const outFd = openSync(out, sizeOf(out) > OUT_MAX_BYTES ? "w" : "a", 0o600);
-    const child = spawn(process.execPath, args, {
+    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, ...args], {
+      env: daemonEnv(process.env),
       detached: true,
       stdio: ["ignore", outFd, outFd],
     });

@@ -134,5 +134,6 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   const path = join(dir, `${name}.png`);
   if (existsSync(path) && process.env.CCMSG_SCREENSHOTS !== "1") return;
   mkdirSync(dir, { recursive: true });
+  await page.evaluate("scrollTo(0, 0)");
   await page.screenshot({ path, fullPage: false });
 }

@@ -1,4 +1,4 @@
-import { appendFileSync, copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -13,6 +13,7 @@ import {
   consoleErrors,
   openConsole,
   type PageGlobals,
+  screenshot,
   sharedBrowser,
   viewUrl,
 } from "./browser.js";
@@ -31,17 +32,6 @@ const FIXTURE = join(
   ROOT,
   "test/fixtures/claude-code/config-home/projects/-home-dev-widgets/3f1c9a52-7d4e-4b8a-9c21-5e6f7a8b9c0d.jsonl",
 );
-
-/** Screenshots for the README: written when missing, or when asked
- * (CCMSG_SCREENSHOTS=1), so an ordinary test run leaves the tree alone. */
-const SHOTS = join(ROOT, "docs", "screenshots");
-async function shot(page: Page, name: string): Promise<void> {
-  const path = join(SHOTS, `${name}.png`);
-  if (existsSync(path) && process.env.CCMSG_SCREENSHOTS !== "1") return;
-  mkdirSync(SHOTS, { recursive: true });
-  await page.evaluate("scrollTo(0, 0)");
-  await page.screenshot({ path, fullPage: false });
-}
 
 async function item(id: string): Promise<Record<string, unknown> | undefined> {
   const r = await http(inst.http, "GET", "/api/snapshot");
@@ -127,7 +117,7 @@ describe("the web console", () => {
     await page.waitForSelector(`[data-sid="${sids.live}"]`, { state: "detached" });
     expect(await page.isVisible(`[data-sid="${sids.paused}"]`)).toBe(true);
     await page.fill('input[type="search"]', "");
-    await shot(page, "sessions");
+    await screenshot(page, "sessions");
     expect(await axe(page)).toEqual([]);
   });
 
@@ -155,7 +145,7 @@ describe("the web console", () => {
     // The HUD card: read by the instance's own `ccmsg hud` (a child process).
     await page.waitForSelector(".hud");
     await page.waitForSelector(".timeline .titem");
-    await shot(page, "session");
+    await screenshot(page, "session");
     expect(await axe(page)).toEqual([]);
   });
 
@@ -214,7 +204,7 @@ describe("the web console", () => {
     expect(await page.isVisible(".feed-item:not(.decision):has-text('Tests are green.')")).toBe(
       true,
     );
-    await shot(page, "notifications");
+    await screenshot(page, "notifications");
     expect(await axe(page)).toEqual([]);
     await page.click("nav a:has-text('Sessions')");
     await page.waitForSelector(".nav-count", { state: "detached" });
@@ -233,7 +223,7 @@ describe("the web console", () => {
     await second.waitForSelector('[data-lane="blocked"] [data-item="w-1"]');
     console.log(`board: drop → second tab shows the move in ${Date.now() - t0} ms`);
     expect(await item("w-1")).toMatchObject({ status: "blocked" });
-    await shot(page, "board");
+    await screenshot(page, "board");
     expect(await axe(page)).toEqual([]);
     await second.close();
   });
@@ -285,7 +275,7 @@ describe("the web console", () => {
       value: { steps: 3 },
     });
     reader.close();
-    await shot(page, "kv");
+    await screenshot(page, "kv");
     expect(await axe(page)).toEqual([]);
   });
 
@@ -309,7 +299,7 @@ describe("the web console", () => {
     // The holder is named as the console names its session, and links to it.
     expect(await page.textContent(row)).toContain("alpha: wire the claim button");
     expect(await page.getAttribute(`${row} a`, "href")).toBe(`#/session/${sids.live}`);
-    await shot(page, "reservations");
+    await screenshot(page, "reservations");
     expect(await axe(page)).toEqual([]);
 
     const gone = await runCli(["release", "widgets/src/**", "--sid", sids.live], env, undefined, {
@@ -362,7 +352,7 @@ describe("the web console", () => {
       "alpha: wire the claim button",
     );
     await expect.poll(() => page.url()).toContain(`#/search?q=${word}`);
-    await shot(page, "search");
+    await screenshot(page, "search");
     expect(await axe(page)).toEqual([]);
     // A query nothing matches says so.
     await page.fill('.search-view input[type="search"]', `${word}xyz`);
@@ -413,7 +403,7 @@ describe("the web console", () => {
         (globalThis as unknown as PageGlobals).document.documentElement.dataset.theme === "dark",
     );
     await phone.waitForSelector(`[data-sid="${sids.live}"]`);
-    await shot(phone, "sessions-phone-dark");
+    await screenshot(phone, "sessions-phone-dark");
     expect(await axe(phone)).toEqual([]);
     await phone.selectOption(".theme-pick select", "light");
     await phone.waitForFunction(

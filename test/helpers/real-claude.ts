@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { shellWord } from "../../src/harness/plugin/command-line.js";
+import { ownerHeaders } from "./http.js";
 import { ROOT } from "./instance.js";
 
 // Running the real Claude Code (the devDependency) in tests, as harness spec
@@ -115,3 +116,39 @@ export async function until<T>(
 
 /** Whether a process still exists. */
 export const alive = (pid: number) => existsSync(`/proc/${pid}`);
+
+/** A Claude Code session's state file (harness spec §5.1), as read here. */
+export type SessionState = Record<string, unknown> & { pid: number; sessionId: string };
+
+/** The state file of a session of `claudeHome` once it is idle with its
+ * messaging socket up (and `accept` says yes). */
+export function idleSessionState(
+  claudeHome: string,
+  accept: (row: Record<string, unknown>) => boolean = () => true,
+): Promise<SessionState> {
+  const sessions = join(claudeHome, "sessions");
+  return until("an idle session with a messaging socket", () => {
+    if (!existsSync(sessions)) return undefined;
+    for (const name of readdirSync(sessions).filter((n) => n.endsWith(".json"))) {
+      try {
+        const row = JSON.parse(readFileSync(join(sessions, name), "utf8"));
+        if (row.messagingSocketPath && row.status === "idle" && accept(row))
+          return row as SessionState;
+      } catch {
+        // Rewritten in place: read it again.
+      }
+    }
+    return undefined;
+  });
+}
+
+/** Until `sid`'s waiter (`ccmsg wait --hook`) holds its inbox on the instance
+ * at `http` (its test route names the receiver). */
+export function waiterArmed(http: string, sid: string): Promise<true> {
+  return until("the waiter", async () => {
+    const res = await fetch(`${http}_test/inbox-receiver/${sid}`, { headers: ownerHeaders(http) });
+    return ((await res.json()) as { receiver: string | null }).receiver === "wait"
+      ? true
+      : undefined;
+  });
+}

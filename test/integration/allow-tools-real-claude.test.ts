@@ -4,10 +4,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { InboxMessage } from "../../src/contract/index.js";
 import { shellWord } from "../../src/harness/plugin/command-line.js";
 import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
-import { ownerHeaders } from "../helpers/http.js";
 import { CLI, isolatedHome, ROOT, runCli, startInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
-import { claudeSetup, TmuxClaude, until } from "../helpers/real-claude.js";
+import { claudeSetup, TmuxClaude, until, waiterArmed } from "../helpers/real-claude.js";
 
 // `ccmsg plugin install claude --allow-tools` (DR-0055) against the REAL
 // Claude Code 2.1.328 in tmux, in its default permission mode (every Bash
@@ -90,14 +89,7 @@ describe("ccmsg's own tools without a prompt, with the real Claude Code", () => 
       claude.type("hello");
       const first = await model.waitFor((r) => r.sid !== undefined);
       const sid = first.sid!;
-      await until("the waiter", async () => {
-        const res = await fetch(`${inst.http}_test/inbox-receiver/${sid}`, {
-          headers: ownerHeaders(inst.http),
-        });
-        return ((await res.json()) as { receiver: string | null }).receiver === "wait"
-          ? true
-          : undefined;
-      });
+      await waiterArmed(inst.http, sid);
       const reply = sender.next((f) => f.ev === "topic" && f.topic === "inbox", 30_000);
       await sender.call("message_send", { to: sid, text: "please rebase onto main" });
       // Woken, it ran the reply through Bash: nobody answered a dialog.

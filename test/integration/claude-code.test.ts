@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InboxMessage } from "../../src/contract/index.js";
 import { shellWord } from "../../src/harness/plugin/command-line.js";
 import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
-import { ownerHeaders } from "../helpers/http.js";
 import {
   CLI,
   isolatedHome,
@@ -15,7 +14,7 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
-import { CLAUDE, claudeSetup, TmuxClaude, until } from "../helpers/real-claude.js";
+import { CLAUDE, claudeSetup, TmuxClaude, until, waiterArmed } from "../helpers/real-claude.js";
 
 // The real Claude Code (npm @anthropic-ai/claude-code, a devDependency) with
 // ccmsg's plugin installed through `ccmsg plugin install claude`, against a
@@ -153,14 +152,7 @@ describe("the real Claude Code with ccmsg's plugin", () => {
         (r) => model.requests.indexOf(r) >= before && r.sid !== undefined,
       );
       const sid = first.sid!;
-      await until("the waiter", async () => {
-        const res = await fetch(`${inst.http}_test/inbox-receiver/${sid}`, {
-          headers: ownerHeaders(inst.http),
-        });
-        return ((await res.json()) as { receiver: string | null }).receiver === "wait"
-          ? true
-          : undefined;
-      });
+      await waiterArmed(inst.http, sid);
 
       const reply = sender.next((f) => f.ev === "topic" && f.topic === "inbox", 30_000);
       expect(

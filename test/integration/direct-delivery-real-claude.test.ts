@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { FakeModel } from "../helpers/fake-model.js";
 import { isolatedHome, startInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
-import { alive, claudeSetup, TmuxClaude, until } from "../helpers/real-claude.js";
+import { alive, claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
 
 // Route (a) against the REAL Claude Code (the devDependency, harness spec
 // §11's interactive recipe): an idle session in tmux, with no ccmsg hooks at
@@ -41,20 +41,7 @@ describe("route (a) into a real Claude Code session", () => {
     });
 
     // The session's state file names its messaging socket once it is up.
-    const sessions = join(claudeHome, "sessions");
-    const state = await until("an idle session with a messaging socket", () => {
-      if (!existsSync(sessions)) return undefined;
-      for (const name of readdirSync(sessions).filter((n) => n.endsWith(".json"))) {
-        try {
-          const row = JSON.parse(readFileSync(join(sessions, name), "utf8"));
-          if (row.messagingSocketPath && row.status === "idle")
-            return row as Record<string, unknown>;
-        } catch {
-          // Rewritten in place: read it again.
-        }
-      }
-      return undefined;
-    });
+    const state = await idleSessionState(claudeHome);
     harnessPid = state.pid as number;
     const B = state.sessionId as string;
     const before = model.requests.length;

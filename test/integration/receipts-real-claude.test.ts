@@ -1,12 +1,18 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Receipt } from "../../src/contract/receipts.js";
 import { FakeModel } from "../helpers/fake-model.js";
-import { ownerHeaders } from "../helpers/http.js";
 import { isolatedHome, ROOT, runCli, startInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
-import { alive, claudeSetup, TmuxClaude, until } from "../helpers/real-claude.js";
+import {
+  alive,
+  claudeSetup,
+  idleSessionState,
+  TmuxClaude,
+  until,
+  waiterArmed,
+} from "../helpers/real-claude.js";
 
 // Receipts (DR-0054) with the REAL Claude Code 2.1.328 in tmux against a
 // scripted model: `ccmsg post … --wait seen` returns once the recipient's own
@@ -58,20 +64,8 @@ describe("--wait seen with the real Claude Code", () => {
       if (harnessPid !== undefined)
         await until("the harness to exit", () => (alive(harnessPid!) ? undefined : true));
     });
-    const sessions = join(claudeHome, "sessions");
-    const state = await until("an idle session with a messaging socket", () => {
-      if (!existsSync(sessions)) return undefined;
-      for (const name of readdirSync(sessions).filter((n) => n.endsWith(".json"))) {
-        try {
-          const row = JSON.parse(readFileSync(join(sessions, name), "utf8"));
-          if (row.messagingSocketPath && row.status === "idle")
-            return row as Record<string, unknown>;
-        } catch {
-          // Rewritten in place: read it again.
-        }
-      }
-      return undefined;
-    });
+    // The session's state file names its messaging socket once it is up.
+    const state = await idleSessionState(claudeHome);
     harnessPid = state.pid as number;
     const B = state.sessionId as string;
     const inst = await startInstance({ env });
@@ -136,14 +130,7 @@ describe("--wait seen with the real Claude Code", () => {
         (r) => model.requests.indexOf(r) >= before && r.sid !== undefined,
       );
       const sid = first.sid!;
-      await until("the waiter", async () => {
-        const res = await fetch(`${inst.http}_test/inbox-receiver/${sid}`, {
-          headers: ownerHeaders(inst.http),
-        });
-        return ((await res.json()) as { receiver: string | null }).receiver === "wait"
-          ? true
-          : undefined;
-      });
+      await waiterArmed(inst.http, sid);
       const A = newSid();
       const out = await postWaitingSeen(inst.env, A, sid, "please rebase onto main");
       expect(out.receipt).toMatchObject({ to: sid, from: A, route: "waiter" });

@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { promptBox } from "../../src/harness/claude/prompt-box.js";
 import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
 import { isolatedHome, runCli, startInstance } from "../helpers/instance.js";
 import { contractViolations, Peer } from "../helpers/peer.js";
-import { alive, claudeSetup, TmuxClaude, until } from "../helpers/real-claude.js";
+import { alive, claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
 
 // A person's words reach the model as the person's (DR-0055), against the
 // REAL Claude Code 2.1.328 in tmux and a scripted model: typed into the
@@ -63,19 +63,7 @@ async function idleSession(name: string, paneKnown: boolean) {
       await until("the harness to exit", () => (alive(harnessPid!) ? undefined : true));
   });
   const sessions = join(claudeHome, "sessions");
-  const state = await until("an idle session with nothing open", () => {
-    if (!existsSync(sessions)) return undefined;
-    for (const file of readdirSync(sessions).filter((n) => n.endsWith(".json"))) {
-      try {
-        const row = JSON.parse(readFileSync(join(sessions, file), "utf8"));
-        if (row.messagingSocketPath && row.status === "idle" && row.waitingFor === undefined)
-          return row as Record<string, unknown>;
-      } catch {
-        // Rewritten in place: read it again.
-      }
-    }
-    return undefined;
-  });
+  const state = await idleSessionState(claudeHome, (row) => row.waitingFor === undefined);
   harnessPid = state.pid as number;
   await until("the empty input box", () =>
     promptBox(claude.pane()) === "empty" ? true : undefined,

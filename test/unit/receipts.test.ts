@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { InboxMessage } from "../../src/contract/messaging.js";
 import {
   type ReceiptEvent,
@@ -8,7 +8,7 @@ import {
   receiptEvidence,
 } from "../../src/harness/receipt-evidence.js";
 import { parseRecord } from "../../src/harness/transcript-lines.js";
-import { Receipts } from "../../src/instance/messaging/receipts.js";
+import { Receipts, UNSEEN_AFTER_MS } from "../../src/instance/messaging/receipts.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
 import { closeInboxes, openInbox } from "../helpers/db.js";
 
@@ -134,16 +134,17 @@ function rig() {
   const { inbox } = openInbox();
   const hub = new TopicHub(INSTANCE, pino({ level: "silent" }));
   let listener: (events: ReceiptEvent[]) => void = () => {};
+  const told: string[] = [];
   const receipts = new Receipts({
     ...{ instanceId: INSTANCE, inbox, hub, log: pino({ level: "silent" }) },
     evidence: { onReceipts: (l) => (listener = l), receiptsUnavailable: () => undefined },
     live: () => true,
     label: (sid) => sid,
     reoffer: () => {},
-    notify: () => {},
+    notify: (_sid, text) => told.push(text),
   });
   const settle = () => new Promise((r) => setTimeout(r, 20));
-  return { inbox, receipts, tell: (events: ReceiptEvent[]) => listener(events), settle };
+  return { inbox, hub, receipts, told, tell: (events: ReceiptEvent[]) => listener(events), settle };
 }
 
 describe("receipts from the evidence", () => {
@@ -199,6 +200,52 @@ describe("receipts from the evidence", () => {
     await settle();
     expect(receipts.read([`${INSTANCE}/4`], undefined)[0]).toMatchObject({ state: "delivered" });
     expect(inbox.peekHeld(B, Date.now(), 1e9)).toEqual([]);
+    receipts.dispose();
+  });
+
+  it("judges a message unseen after its idle session's wait, offers it again, then tells its person", async () => {
+    // Only the sweep's clock is moved: the store's writes go on as they do.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    try {
+      const { inbox, receipts, told, tell, settle } = rig();
+      await inbox.recordDelivered(B, 5, message(5));
+      await settle();
+      tell([{ kind: "state", sid: B, idle: true, at: Date.now() }]);
+      vi.advanceTimersByTime(UNSEEN_AFTER_MS - 1000);
+      await settle();
+      expect(receipts.read([`${INSTANCE}/5`], undefined)[0]).toMatchObject({ state: "delivered" });
+      vi.advanceTimersByTime(2000);
+      await settle();
+      expect(receipts.read([`${INSTANCE}/5`], undefined)[0]).toMatchObject({ state: "unseen" });
+      expect(told).toEqual([]);
+      vi.advanceTimersByTime(UNSEEN_AFTER_MS + 1000);
+      await settle();
+      expect(told).toEqual([
+        expect.stringContaining(`message ${INSTANCE}/5 to ${B} was not seen by its model`),
+      ]);
+      receipts.dispose();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("publishes the receipts of one turn's deliveries in one frame", async () => {
+    const { inbox, hub, receipts, settle } = rig();
+    const published: unknown[] = [];
+    vi.spyOn(hub, "count").mockReturnValue(1);
+    vi.spyOn(hub, "publish").mockImplementation((topic, data) => {
+      if (topic === "receipts") published.push(data);
+      return 1;
+    });
+    await Promise.all([6, 7, 8].map((c) => inbox.recordDelivered(B, c, message(c))));
+    await settle();
+    expect(published).toEqual([
+      {
+        receipts: [6, 7, 8].map((c) =>
+          expect.objectContaining({ mid: `${INSTANCE}/${c}`, state: "delivered" }),
+        ),
+      },
+    ]);
     receipts.dispose();
   });
 });

@@ -1,12 +1,6 @@
 import type { Logger } from "pino";
 import type { MutationRunner } from "../../board/runner.js";
 import type { SyncApplied, SyncResult } from "../../board/sync/apply.js";
-import {
-  githubOpenOnBoard,
-  linearOpenOnBoard,
-  linearProject,
-  runSync,
-} from "../../board/sync/run.js";
 import type { CcmsgConfig } from "../../config/config.js";
 import type { WorkItem } from "../../contract/ecc/board.js";
 import type { Db } from "../../store/database.js";
@@ -37,6 +31,9 @@ const FIRST_RUN_MS = 1000;
 /** Both mutation slots taken: try again this often, this many times. */
 const BUSY_RETRY_MS = 500;
 const BUSY_RETRIES = 20;
+/** The syncs' code (gh, Linear), loaded only when one is scheduled. */
+const syncCode = () => import("../../board/sync/run.js");
+type SyncCode = Awaited<ReturnType<typeof syncCode>>;
 
 export class BoardSyncScheduler {
   private readonly timers = new Map<SyncSource, NodeJS.Timeout>();
@@ -48,6 +45,16 @@ export class BoardSyncScheduler {
   /** Schedule each configured source; a source without an interval (or a
    * Linear sync without a project) runs only on demand. */
   start(): void {
+    const s = this.deps.config.sync;
+    if (s?.github?.interval_seconds === undefined && s?.linear?.interval_seconds === undefined)
+      return;
+    syncCode().then(
+      (code) => this.scheduleConfigured(code),
+      (error: unknown) => this.deps.log.warn({ err: error }, "board sync not scheduled"),
+    );
+  }
+
+  private scheduleConfigured({ linearProject }: SyncCode): void {
     const s = this.deps.config.sync;
     if (s?.github?.interval_seconds !== undefined)
       this.schedule("github", FIRST_RUN_MS, s.github.interval_seconds * 1000);
@@ -74,6 +81,7 @@ export class BoardSyncScheduler {
   private async run(source: SyncSource): Promise<void> {
     const { log } = this.deps;
     try {
+      const { runSync, githubOpenOnBoard, linearOpenOnBoard } = await syncCode();
       const report = await runSync(
         { source },
         {

@@ -13,7 +13,9 @@ import type { Connection } from "../wire/connection.js";
 // them. A delivered message the transcript moves on without, or that stays
 // unseen for UNSEEN_AFTER_MS while its session is idle, is offered again by
 // the other side's routes, and if still unseen its person is told. Nothing on
-// the send path waits for any of it.
+// the send path waits for any of it, nor pays for it per message: deliveries
+// are taken in one batch per turn (one publish), and every wait is a due time
+// that one sweep timer checks, never a timer per message.
 
 /** A request formed this long after the delivery without the message proves
  * it lost: within it, the harness may have formed the request already. */
@@ -25,6 +27,8 @@ const MAX_CHECKS = 30;
 /** Sightings of mids not (yet) recorded delivered, kept for the record that
  * follows them (the transcript can be read before the delivery commits). */
 const MAX_EARLY = 5000;
+/** How often due watches are checked (a watch ends this much late at most). */
+const SWEEP_MS = 1000;
 /** What a snapshot carries: the newest receipts. */
 const SNAPSHOT_RECEIPTS = 100;
 
@@ -61,24 +65,33 @@ interface Watch {
   /** Offered again already (a second loss tells the person). */
   again: boolean;
   checks: number;
-  timer?: NodeJS.Timeout;
+  /** When it is checked next (Date.now() time). */
+  due: number;
+  /** Why it was offered again (a re-offered one's). */
+  why?: string;
 }
 
 export class Receipts {
+  /** Delivered messages waited on, in the order they fall due (every wait
+   * is UNSEEN_AFTER_MS, and a watch armed again moves to the end). */
   private readonly watched = new Map<number, Watch>();
-  /** Re-offered messages not delivered again yet. */
+  /** Re-offered messages not delivered again yet, in the order they fall
+   * due: their person is told then. */
   private readonly reoffered = new Map<number, Watch>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  /** Delivered rows told this turn, taken together after it. */
+  private arrived: DeliveredRow[] = [];
   private readonly early = new Map<number, { sid: string; at: number; readAt?: number }>();
   private readonly idle = new Map<Sid, boolean>();
   /** `receipts:<sid>` names held now. */
   private readonly heldNames = new Set<string>();
 
   constructor(private readonly d: ReceiptsDeps) {
-    // After the turn: the send that recorded it answers first.
+    // After the turn, all of its deliveries at once: the sends that recorded
+    // them answer first.
     d.inbox.onDelivered((rows) => {
-      setImmediate(() => {
-        for (const row of rows) this.delivered(row);
-      });
+      if (this.arrived.length === 0) setImmediate(() => this.takeArrived());
+      for (const row of rows) this.arrived.push(row);
     });
     d.evidence?.onReceipts((events) => {
       for (const e of events) this.evidence(e);
@@ -163,45 +176,75 @@ export class Receipts {
     return this.heldNames.size;
   }
 
-  private delivered(row: DeliveredRow): void {
+  private takeArrived(): void {
+    const rows = this.arrived;
+    this.arrived = [];
+    const publish: number[] = [];
+    for (const row of rows) if (this.delivered(row)) publish.push(row.counter);
+    this.publish(publish);
+  }
+
+  /** Watch a delivered message; true when its receipt is to be published
+   * (a sighting that came first stamps and publishes it itself). */
+  private delivered(row: DeliveredRow): boolean {
     const early = this.early.get(row.counter);
     this.early.delete(row.counter);
     const was = this.reoffered.get(row.counter);
     this.reoffered.delete(row.counter);
-    clearTimeout(was?.timer);
     if (early !== undefined && early.sid === row.sid) {
       void this.stamp(row.sid, row.counter, early.at, early.readAt);
-      return;
+      return false;
     }
     // Parked for its person: stamped when it shows, never judged lost. Typed:
     // no envelope to look for, and offering it again would type it twice.
-    if (row.parked || row.route === "typed") {
-      this.publish([row.counter]);
-      return;
-    }
-    const watch: Watch = {
+    if (row.parked || row.route === "typed") return true;
+    const now = Date.now();
+    this.clearWatch(row.counter);
+    this.arm(this.watched, {
       sid: row.sid,
       counter: row.counter,
       route: row.route,
-      at: Date.now(),
+      at: now,
       again: was !== undefined,
       checks: 0,
-    };
-    this.clearWatch(row.counter);
-    this.watched.set(row.counter, watch);
-    this.arm(watch);
-    this.publish([row.counter]);
+      due: now + UNSEEN_AFTER_MS,
+    });
+    return true;
   }
 
-  private arm(w: Watch): void {
-    w.timer = setTimeout(() => this.check(w), UNSEEN_AFTER_MS);
-    w.timer.unref();
+  /** Wait on `w` until its due time: at the end of `list`, which is in due
+   * order; the sweep runs while anything waits. */
+  private arm(list: Map<number, Watch>, w: Watch): void {
+    list.delete(w.counter);
+    list.set(w.counter, w);
+    if (this.sweepTimer !== undefined) return;
+    this.sweepTimer = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweepTimer.unref();
+  }
+
+  /** Check what fell due, oldest first; stop sweeping once nothing waits. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const w of this.watched.values()) {
+      if (w.due > now) break;
+      this.check(w);
+    }
+    for (const w of this.reoffered.values()) {
+      if (w.due > now) break;
+      this.reoffered.delete(w.counter);
+      this.tell(w, this.midOf(w), `${w.why}; offered again, no other route took it`);
+    }
+    if (this.watched.size === 0 && this.reoffered.size === 0) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = undefined;
+    }
+  }
+
+  private midOf(w: Watch): string {
+    return `${this.d.instanceId}/${w.counter}`;
   }
 
   private clearWatch(counter: number): void {
-    const w = this.watched.get(counter);
-    if (w === undefined) return;
-    clearTimeout(w.timer);
     this.watched.delete(counter);
   }
 
@@ -217,7 +260,10 @@ export class Receipts {
       return;
     }
     if (++w.checks >= MAX_CHECKS) this.clearWatch(w.counter);
-    else this.arm(w);
+    else {
+      w.due = Date.now() + UNSEEN_AFTER_MS;
+      this.arm(this.watched, w);
+    }
   }
 
   private evidence(e: ReceiptEvent): void {
@@ -270,9 +316,7 @@ export class Receipts {
       const seen = seenAt !== undefined && (await this.d.inbox.stampSeen(sid, counter, seenAt));
       if (seen) {
         this.clearWatch(counter);
-        const again = this.reoffered.get(counter);
         this.reoffered.delete(counter);
-        clearTimeout(again?.timer);
       }
       const read = readAt !== undefined && (await this.d.inbox.stampRead(sid, counter, readAt));
       if (seen || read) this.publish([counter]);
@@ -287,7 +331,7 @@ export class Receipts {
    * lost a second time, its person is told. */
   private async unseen(w: Watch, why: string): Promise<void> {
     this.clearWatch(w.counter);
-    const mid = `${this.d.instanceId}/${w.counter}`;
+    const mid = this.midOf(w);
     const side: RouteSide = w.route === "socket" || w.route === "codex" ? "direct" : "lane";
     try {
       if (w.again) {
@@ -309,14 +353,8 @@ export class Receipts {
         return;
       this.d.log.info({ sid: w.sid, mid, route: w.route, why }, "message unseen: offered again");
       this.publish([w.counter]);
-      const again: Watch = { ...w, again: true, checks: 0 };
-      again.timer = setTimeout(() => {
-        if (this.reoffered.get(w.counter) !== again) return;
-        this.reoffered.delete(w.counter);
-        this.tell(w, mid, `${why}; offered again, no other route took it`);
-      }, UNSEEN_AFTER_MS);
-      again.timer.unref();
-      this.reoffered.set(w.counter, again);
+      const due = Date.now() + UNSEEN_AFTER_MS;
+      this.arm(this.reoffered, { ...w, again: true, checks: 0, due, why });
       this.d.reoffer(w.sid);
     } catch (error) {
       this.d.log.warn({ err: error, sid: w.sid, mid }, "unseen message not recorded");
@@ -332,7 +370,8 @@ export class Receipts {
   }
 
   dispose(): void {
-    for (const w of [...this.watched.values(), ...this.reoffered.values()]) clearTimeout(w.timer);
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
     this.watched.clear();
     this.reoffered.clear();
   }

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import { contractError } from "../../contract/errors.js";
@@ -6,6 +7,7 @@ import type { SearchAnswer } from "../../contract/search.js";
 import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
 import type { FoundSession, SearchRequest } from "../../harness/transcript-search.js";
+import { openDatabase } from "../../store/database.js";
 import type { DocRow } from "../../store/search-index.js";
 import type { SearchArgs } from "../../store/search-query.js";
 import type { IndexEvent, IndexJob, IndexRequest } from "./index-worker.js";
@@ -16,7 +18,14 @@ import { messageRow, notificationRow } from "./rows.js";
 // beside the event loop — the index worker, the one writer of `search.db`,
 // which follows every transcript and takes the messages and notifications
 // handed to it here; and the query worker, which reads the index. Rows are
-// handed over in one message per turn of the event loop, never waited for.
+// handed over in batches, never waited for: one message per HAND_EVERY_MS (or
+// per HAND_MAX_ROWS), so a send pays no thread hop of its own — a message a
+// turn cost the sender's path a structured clone and woke the worker for one
+// row. A search finds a message at most HAND_EVERY_MS later than it did.
+// Neither thread starts before it has work (issue 26): the index worker at
+// the first row handed over or question asked — or soon after start when a
+// new index must read the store's messages before compaction drops them —
+// and the query worker at the first question.
 
 export interface SearchEngineOptions {
   /** `<state dir>/search.db`. */
@@ -38,14 +47,22 @@ const READY_WAIT_MS = 10_000;
 /** The index worker starts this long after the instance: its first requests
  * are answered before a thread loads beside them (DR-0022). */
 const START_DELAY_MS = 200;
+/** Rows wait at most this long to be handed to the index worker. */
+const HAND_EVERY_MS = 50;
+/** A batch this large is handed over at once. */
+const HAND_MAX_ROWS = 2000;
 /** A query running longer than this is ended (its worker with it). */
 export const QUERY_DEADLINE_MS = 5000;
+/** A query worker with nothing asked for this long ends (its thread and
+ * heap with it); the next question starts another. */
+const QUERY_IDLE_MS = 30_000;
 
 export class SearchEngine {
   private indexer: Worker | undefined;
   private query: Worker | undefined;
+  private queryIdle: NodeJS.Timeout | undefined;
   private rows: DocRow[] = [];
-  private flushing = false;
+  private handTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
   private readonly pending = new Map<
     number,
@@ -75,7 +92,8 @@ export class SearchEngine {
       this.readied = r;
       setTimeout(() => r({ fresh: false }), READY_WAIT_MS).unref();
     });
-    setTimeout(() => this.start(), START_DELAY_MS).unref();
+    if (mustImport(o)) setTimeout(() => this.start(), START_DELAY_MS).unref();
+    else this.readied({ fresh: false });
   }
 
   private start(): void {
@@ -151,14 +169,18 @@ export class SearchEngine {
 
   private hand(row: DocRow): void {
     if (this.closed) return;
+    this.start();
     this.rows.push(row);
-    if (this.flushing) return;
-    this.flushing = true;
-    setImmediate(() => this.flush());
+    if (this.rows.length >= HAND_MAX_ROWS) this.flush();
+    else if (this.handTimer === undefined) {
+      this.handTimer = setTimeout(() => this.flush(), HAND_EVERY_MS);
+      this.handTimer.unref();
+    }
   }
 
   private flush(): void {
-    this.flushing = false;
+    clearTimeout(this.handTimer);
+    this.handTimer = undefined;
     if (this.rows.length === 0 || this.indexer === undefined) return;
     const rows = this.rows;
     this.rows = [];
@@ -200,6 +222,8 @@ export class SearchEngine {
 
   private ask(q: QueryQuestion): Promise<unknown> {
     if (this.closed) return Promise.reject(contractError("internal_error", "instance is stopping"));
+    // Asked before anything was indexed: the index starts following now.
+    this.start();
     const worker = this.queryWorker();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -227,6 +251,7 @@ export class SearchEngine {
       if (p === undefined) return;
       this.pending.delete(r.id);
       clearTimeout(p.timer);
+      if (this.pending.size === 0) this.idleEnd(worker);
       if (r.ok) p.resolve(r.result);
       else
         p.reject(
@@ -246,6 +271,17 @@ export class SearchEngine {
     });
     this.query = worker;
     return worker;
+  }
+
+  /** End `worker` if it is still idle QUERY_IDLE_MS from now. */
+  private idleEnd(worker: Worker): void {
+    clearTimeout(this.queryIdle);
+    this.queryIdle = setTimeout(() => {
+      if (this.query !== worker || this.pending.size > 0) return;
+      this.query = undefined;
+      void worker.terminate();
+    }, QUERY_IDLE_MS);
+    this.queryIdle.unref();
   }
 
   /** End the query worker; what it had not answered fails with `error`. */
@@ -271,5 +307,23 @@ export class SearchEngine {
     indexer.postMessage({ kind: "close" } satisfies IndexRequest);
     await Promise.race([this.indexerClosed, new Promise((r) => setTimeout(r, 500).unref())]);
     await indexer.terminate();
+  }
+}
+
+/** Whether a new index must start now: there is none yet and the store
+ * holds messages it has to read before the store's compaction (which waits
+ * for `ready`) drops the old ones. */
+function mustImport(o: SearchEngineOptions): boolean {
+  if (existsSync(o.index)) return false;
+  try {
+    const db = openDatabase(o.store, { readonly: true });
+    try {
+      return db.prepare("SELECT 1 FROM inbox LIMIT 1").get() !== undefined;
+    } finally {
+      db.close();
+    }
+  } catch {
+    // No store to read (or none readable): the worker says what it finds.
+    return true;
   }
 }

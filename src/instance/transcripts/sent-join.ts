@@ -12,6 +12,7 @@ import type { TranscriptItem } from "../../contract/transcripts.js";
 /** The instance's record of messages sent (the inbox store). */
 export interface SentRecords {
   sentBetween(
+    from: string,
     since: number,
     until: number,
     limit: number,
@@ -23,7 +24,7 @@ export interface SentRecords {
 const BEFORE_MS = 10 * 60_000;
 /** The transcript's clock and the instance's may differ a little. */
 const AFTER_MS = 5_000;
-/** Rows looked at for one send at most. */
+/** Rows of the sender looked at for one send at most. */
 const LIMIT = 200;
 
 const sidRe = new RegExp(SID_PATTERN);
@@ -37,11 +38,10 @@ export function joinSent(
 ): TranscriptItem {
   if (item.type !== "message:session:out" || item.msg_id !== undefined || records === undefined)
     return item;
-  const rows = records.sentBetween(item.at - BEFORE_MS, item.at + AFTER_MS, LIMIT);
+  const rows = records.sentBetween(sid, item.at - BEFORE_MS, item.at + AFTER_MS, LIMIT);
   // Newest first: the first that matches is the send nearest the result.
   const found = rows?.find(
     ({ to, message: m }) =>
-      m.from === sid &&
       m.text === item.text &&
       (item.reply_to === undefined || m.reply_to === item.reply_to) &&
       // The addressee as written: a sid must be the recipient; a prefix or a

@@ -11,6 +11,7 @@ import { m0009KvReplication } from "./0009-kv-replication.js";
 import { m0010InboxOffered } from "./0010-inbox-offered.js";
 import { m0011InboxReceipts } from "./0011-inbox-receipts.js";
 import { m0012Notifications } from "./0012-notifications.js";
+import { m0013InboxSentAt } from "./0013-inbox-sent-at.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0010InboxOffered,
   m0011InboxReceipts,
   m0012Notifications,
+  m0013InboxSentAt,
 ];

@@ -4,8 +4,8 @@ import { clockTime, fullTime } from "./time.js";
 // What to say of a message on its timeline row, from its receipt (DR-0054)
 // or the send's own answer (DR-0057): no connection, no DOM, tested alone.
 
-/** One receipt, as DR-0054 shapes it (`src/contract/receipts.ts`). */
-export type { Receipt } from "../../../src/contract/receipts.js";
+/** One receipt, as DR-0054 shapes it. */
+export type { Receipt };
 
 /** A message row's status line: its words, and a longer title. */
 export interface MessageStatus {

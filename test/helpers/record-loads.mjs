@@ -1,0 +1,16 @@
+// `node --import ./test/helpers/record-loads.mjs …`: every module the process
+// loads from a file is appended, one URL a line, to $CCMSG_RECORD_LOADS
+// (test/helpers/loads.ts reads it). Module hooks see what a process really
+// loads — which a test of what start or a command costs needs.
+import { register } from "node:module";
+
+register(
+  `data:text/javascript,${encodeURIComponent(`
+    import { appendFileSync } from "node:fs";
+    const out = ${JSON.stringify(process.env.CCMSG_RECORD_LOADS ?? "")};
+    export async function load(url, context, next) {
+      if (out !== "" && url.startsWith("file:")) appendFileSync(out, url + "\\n");
+      return next(url, context);
+    }
+  `)}`,
+);

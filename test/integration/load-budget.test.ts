@@ -1,0 +1,82 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { Client } from "../../src/client/client.js";
+import { CLI, childEnv, isolatedHome, runCli, sharedInstance } from "../helpers/instance.js";
+import { loadedChunks, recordingEnv } from "../helpers/loads.js";
+
+// Issue 26: a capability that is not configured costs nothing at start, and
+// the commands every Claude Code turn runs load only what they use. Both are
+// read from what the process really loaded (module hooks), in bundle bytes.
+
+/** Sources no instance loads at start unless their capability is configured. */
+const NOT_AT_START = [
+  /^src\/board\/sync\//, // the board's gh / Linear syncs
+  /^src\/store\/pg\//, // the team board in PostgreSQL (url.ts aside)
+  /^src\/board\/team-board\.ts$/,
+  /^src\/instance\/search\/index-worker\.ts$/, // nothing indexed or asked yet
+  /^src\/instance\/search\/query-worker\.ts$/,
+];
+const ALWAYS = /^src\/store\/pg\/url\.ts$/;
+
+/** Bundle bytes each hot command may load: its figure when this test was
+ * written, plus a little (a growth past it is a decision, not an accident). */
+const BUDGET_KB: Record<string, number> = {
+  status: 80,
+  statusline: 88,
+  "inbox --hook": 99,
+  post: 232,
+};
+
+describe("what start loads", () => {
+  it("an instance with nothing configured loads no unconfigured capability's code before it answers", async () => {
+    const { root, env } = isolatedHome();
+    const record = join(root, "loads.txt");
+    const stateDir = join(root, "state-dir");
+    const child = spawn(
+      process.execPath,
+      [CLI, "daemon", "run", "--state-dir", stateDir, "--http", "127.0.0.1:0"],
+      { env: childEnv({ ...env, ...recordingEnv(record) }), stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const exited = new Promise((r) => child.once("exit", r));
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout.once("data", (c: Buffer) => resolve(c.toString().split("\n")[0]!));
+        child.once("exit", (code) => reject(new Error(`instance exited ${code}`)));
+      });
+      const { socket } = JSON.parse(line) as { socket: string };
+      const client = await Client.connectUnix(socket);
+      await client.call("instance_ping");
+      client.close();
+    } finally {
+      child.kill("SIGTERM");
+      await exited;
+    }
+    const offenders = loadedChunks(record).flatMap((c) =>
+      c.sources
+        .filter((s) => !ALWAYS.test(s) && NOT_AT_START.some((re) => re.test(s)))
+        .map((s) => `${c.path}: ${s}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe("what the hot commands load", () => {
+  const shared = sharedInstance();
+  const commands: Record<string, { args: string[]; stdin?: string }> = {
+    status: { args: ["status"] },
+    statusline: { args: ["statusline"], stdin: "{}" },
+    "inbox --hook": { args: ["inbox", "--hook"], stdin: "{}" },
+    post: { args: ["post", "00000000-0000-4000-8000-000000000001", "hi"] },
+  };
+  for (const [name, { args, stdin }] of Object.entries(commands)) {
+    it(`\`ccmsg ${name}\` loads at most ${BUDGET_KB[name]} KB of the bundle`, async () => {
+      const record = join(shared.inst.stateDir, `loads-${name.replace(/\W+/g, "-")}.txt`);
+      await runCli(args, { ...shared.env, ...recordingEnv(record) }, stdin);
+      const chunks = loadedChunks(record);
+      expect(chunks.map((c) => c.path)).toContain("dist/bin/ccmsg.js");
+      const kb = chunks.reduce((sum, c) => sum + c.bytes, 0) / 1024;
+      expect(Math.round(kb)).toBeLessThanOrEqual(BUDGET_KB[name]!);
+    });
+  }
+});
