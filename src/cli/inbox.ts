@@ -3,7 +3,6 @@ import { connectInstance, greet, sendGreeting } from "../client/connect.js";
 import { type Flags, sessionId } from "../client/flags.js";
 import { confirmPassedOn, splitShown, subscribeHandOver } from "../client/hand-over.js";
 import { promptHookAnswer } from "../client/hook-answers.js";
-import { ShownLedger } from "../client/shown-ledger.js";
 import { takeInbox } from "../client/snapshots.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
@@ -13,6 +12,7 @@ import {
   WAITER_HOOK_TIMEOUT_S,
 } from "../harness/hook-delivery.js";
 import { parentPid, processStart } from "../probes/process.js";
+import { ShownLedger } from "../state/shown-ledger.js";
 import type { Command } from "./command.js";
 import { parse, wantsJson } from "./options.js";
 import { hookSid, readStdinJson } from "./stdin.js";
@@ -99,7 +99,7 @@ export const wait: Command = async (argv) => {
   if (ending.kind === "quit") quit(0);
   const { client, messages } = ending as Extract<Ending, { kind: "messages" }>;
   const ledger = ShownLedger.of(values, sid);
-  const { fresh, shown } = splitShown(messages, ledger);
+  const { fresh, shown } = await splitShown(messages, ledger);
   // Only messages shown before a crash: confirmed, and nothing to wake for.
   if (fresh.length === 0) {
     await confirmPassedOn(client, fresh, shown, ledger);

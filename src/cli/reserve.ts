@@ -1,12 +1,13 @@
 import { resolve } from "node:path";
 import { type Flags, sessionId, UsageError } from "../client/flags.js";
-import { conflictsOfEdit, editHookAnswer } from "../client/hook-answers.js";
+import { editHookAnswer } from "../client/hook-answers.js";
 import {
   checkReason,
   describe,
   dropReservations,
   durationOf,
   openReservations,
+  realAsFarAsExists,
   refusal,
   resolveGlob,
   row,
@@ -15,6 +16,7 @@ import {
   uniqueByKey,
 } from "../client/reservations.js";
 import { liveReservations } from "../contract/reservations.js";
+import { conflictsOfEdit } from "../harness/hook-answers.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 import { readStdinJson } from "./stdin.js";
@@ -142,7 +144,7 @@ async function check(values: Flags, paths: string[]): Promise<void> {
   const now = Date.now();
   const found = paths.map((p) => {
     const path = resolve(cwd, p);
-    return { path, conflicts: conflictsOfEdit(live, sid, path, now) };
+    return { path, conflicts: conflictsOfEdit(live, sid, path, realAsFarAsExists(path), now) };
   });
   const held = found.flatMap((f) => f.conflicts.filter((r) => r.exclusive));
   if (held.length > 0)

@@ -1,10 +1,7 @@
+import { payloadString } from "../harness/hook-answers.js";
 import { type Flags, sessionId } from "./flags.js";
 
-/** A non-empty string field of a hook payload, else undefined. */
-export function payloadString(payload: Record<string, unknown>, key: string): string | undefined {
-  const v = payload[key];
-  return typeof v === "string" && v !== "" ? v : undefined;
-}
+export { payloadString };
 
 /** Whom a hook speaks for: `--sid`, else the payload's `session_id`, else the
  * environment's session (harness spec §8). */

@@ -15,6 +15,8 @@ import type { WorkItemsTopic } from "./board/work-items-topic.js";
 import { registerCommonPlane } from "./common/register.js";
 import { type Contribution, Dispatcher } from "./dispatch.js";
 import { registerFiles } from "./files/register.js";
+import type { HookAnswers } from "./hooks/answers.js";
+import { registerHooks } from "./hooks/register.js";
 import { registerKv } from "./kv/register.js";
 import type { ReservationSweeper } from "./kv/reservation-sweeper.js";
 import { registerLauncher } from "./launcher/register.js";
@@ -75,6 +77,8 @@ export interface Engines {
   transcripts: Transcripts;
   search: SearchEngine;
   reservations: ReservationSweeper;
+  /** The http hooks' answers (DR-0058). */
+  hooks: HookAnswers;
   /** The sandbox's side of the HTTP listener (DR-0042). */
   sandbox: SandboxSide;
   /** `llm_requests`, spend and the webhook route that feeds them. */
@@ -161,6 +165,12 @@ export function buildEngines(input: EngineInputs): Engines {
       evidence: search.search,
     }),
   );
+  const { hooks } = take(
+    registerHooks({
+      ...{ messaging: messaging.messaging, kv: kv.kv, sessions: sessions.sessions },
+      ...{ clock, stateDir: input.stateDir, env },
+    }),
+  );
   const board = take(registerBoard({ store, team, hub, config, env, log }));
   const ops = {
     ...{ instanceId: id, log, sessions: sessions.sessions, presence, capabilities },
@@ -222,6 +232,7 @@ export function buildEngines(input: EngineInputs): Engines {
     transcripts: transcripts.transcripts,
     search: search.search,
     reservations: kv.reservations,
+    hooks,
     sandbox: sandbox.sandbox,
     llm,
     webhook: llm.webhook,

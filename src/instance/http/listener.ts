@@ -5,6 +5,7 @@ import type { HttpConfig } from "../../config/config.js";
 import { isLoopbackHost, parseHostPort } from "../../net/address.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../../state/owner-credential.js";
 import type { PersonAuth } from "../auth/person-auth.js";
+import type { HookAnswers } from "../hooks/answers.js";
 import type { WebhookDeps } from "../llm/webhook.js";
 import type { Mesh } from "../mesh/mesh.js";
 import type { SandboxSide } from "../sandbox/register.js";
@@ -29,6 +30,8 @@ export interface HttpListenerOptions {
   /** The sandbox origins (DR-0042): offered once bound where a browser
    * reaches `*.sandbox.localhost` — loopback, or a wildcard address. */
   sandbox: SandboxSide;
+  /** The http hooks' answers (DR-0058), behind the hook route. */
+  hooks: Pick<HookAnswers, "answer">;
   /** The LLM-gateway webhook (`…/webhook/<source>`); absent = every source unknown. */
   webhook?: WebhookDeps;
   log: Logger;
@@ -128,7 +131,7 @@ export async function startHttp(
       const { stateDir } = options;
       const inbox = options.store.inbox;
       app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
-      app.register(hookRoutePlugin, { stateDir });
+      app.register(hookRoutePlugin, { stateDir, hooks: options.hooks });
       app.register(searchPlugin, { search: options.search, now: owner.now });
       app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
       if (testHooks !== undefined)
