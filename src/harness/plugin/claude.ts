@@ -10,6 +10,7 @@ import {
   checkSettings,
   removeAllowRules,
 } from "./allow-rules.js";
+import { claudePluginDir, claudeReceiptPath } from "./claude-paths.js";
 import type { Check } from "./command-line.js";
 import { commandCheck, commandLine, onPath, shellWord } from "./command-line.js";
 import {
@@ -46,8 +47,9 @@ export const PLUGIN_ID = "ccmsg@ccmsg";
 const DESCRIPTION =
   "ccmsg for Claude Code: presence, wake-up and delivery of messages between sessions";
 
-export const claudePluginDir = (stateDir: string) => join(stateDir, "plugins", "claude");
-const receiptPath = (stateDir: string) => join(stateDir, "plugins", "claude-receipt.json");
+export { claudePluginDir };
+
+const receiptPath = claudeReceiptPath;
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 

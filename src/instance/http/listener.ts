@@ -13,6 +13,7 @@ import type { SearchHttpDeps } from "../search/http.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import type { Accept } from "../wire/transport.js";
 import { type BoundHttp, bindHttp, type HttpHandlers } from "./bind.js";
+import { HOOK_PATH } from "./hook-path.js";
 import type { TestHooks } from "./test-hooks.js";
 
 export interface HttpListenerOptions {
@@ -143,6 +144,13 @@ export async function startHttp(
     options.sandbox.offer(parseHostPort(bound.address).port);
   // Bound: the mesh knows its endpoint now and dials its peers.
   options.mesh?.startOn(bound.address, options.network.endpoint);
+  // The plugin's http hooks follow this port (DR-0058), off the start path.
+  void import("../../harness/plugin/retarget.js")
+    .then((m) => m.retargetClaudeHooks(options.stateDir, `http://${bound.address}/`, HOOK_PATH))
+    .then(
+      (moved) => moved && options.log.info({ http: bound.address }, "plugin hooks follow the port"),
+      (error: unknown) => options.log.warn({ err: error }, "plugin hooks not retargeted"),
+    );
   people = startPeople({
     ...{ id: owner.run.instance, address: bound.address, config: options.network },
     ...{ store: options.store, now: owner.now, log: options.log },
