@@ -10,10 +10,10 @@ import {
   settingsPath,
 } from "../harness/plugin/allow-rules.js";
 import { claudeStatus, installClaude, uninstallClaude } from "../harness/plugin/claude.js";
+import { HOOK_PATH } from "../harness/plugin/claude-paths.js";
 import { codexStatus, installCodex, uninstallCodex } from "../harness/plugin/codex.js";
 import { runningInvocation } from "../harness/plugin/command-line.js";
 import type { Outcome, PluginContext, Status } from "../harness/plugin/report.js";
-import { HOOK_PATH } from "../instance/http/hook-path.js";
 import { loadOrMintHookToken, readHookToken } from "../state/hook-token.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../state/paths.js";
 import { ensureStateDir } from "../state/state-dir.js";

@@ -5,3 +5,7 @@ import { join } from "node:path";
 export const claudePluginDir = (stateDir: string) => join(stateDir, "plugins", "claude");
 export const claudeReceiptPath = (stateDir: string) =>
   join(stateDir, "plugins", "claude-receipt.json");
+
+/** The instance's route for the plugin's http hooks (DR-0058); Claude Code's
+ * event is in the body. */
+export const HOOK_PATH = "/hooks/claude";

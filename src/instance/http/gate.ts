@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { Socket } from "node:net";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { HttpConfig } from "../../config/config.js";
+import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { addressList, clientAddress, contains, isLoopbackAddress } from "../../net/address-list.js";
 import { AUTH_ROUTES } from "../auth/auth-routes.js";
 import type { PersonAuth, PersonToken } from "../auth/person-auth.js";
@@ -11,7 +12,6 @@ import { type Accept, MESH_SUBPROTOCOL } from "../wire/transport.js";
 import { WebSocketAcceptor } from "../wire/ws.js";
 import { meshOnly, personal } from "./admitted.js";
 import { ASSET_PATH } from "./console-files.js";
-import { HOOK_PATH } from "./hook-path.js";
 import { hostAndOriginRule } from "./host-origin.js";
 import { MeshAdmission, type MeshAdmissionSide } from "./mesh-admission.js";
 import {

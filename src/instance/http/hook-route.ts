@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { HookAnswer } from "../../harness/hook-answers.js";
+import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { isHookToken, loadOrMintHookToken } from "../../state/hook-token.js";
 import type { HookAnswers } from "../hooks/answers.js";
-import { HOOK_PATH } from "./hook-path.js";
 import { refusal } from "./owner-auth.js";
 
 // Claude Code's hot hooks answered by the instance itself (DR-0058):

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Logger } from "pino";
 import type { ControlPaneDeps } from "../../board/http.js";
 import type { HttpConfig } from "../../config/config.js";
+import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { isLoopbackHost, parseHostPort } from "../../net/address.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../../state/owner-credential.js";
 import type { PersonAuth } from "../auth/person-auth.js";
@@ -13,7 +14,6 @@ import type { SearchHttpDeps } from "../search/http.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import type { Accept } from "../wire/transport.js";
 import { type BoundHttp, bindHttp, type HttpHandlers } from "./bind.js";
-import { HOOK_PATH } from "./hook-path.js";
 import type { TestHooks } from "./test-hooks.js";
 
 export interface HttpListenerOptions {
