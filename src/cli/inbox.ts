@@ -1,8 +1,8 @@
 import type { Client } from "../client/client.js";
 import { connectInstance, greet, sendGreeting } from "../client/connect.js";
 import { type Flags, sessionId } from "../client/flags.js";
-import { claimHeld, confirmPassedOn, splitShown, subscribeHandOver } from "../client/hand-over.js";
-import { ShownLedger } from "../client/shown-ledger.js";
+import { confirmPassedOn, splitShown, subscribeHandOver } from "../client/hand-over.js";
+import { promptHookAnswer } from "../client/hook-answers.js";
 import { takeInbox } from "../client/snapshots.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
@@ -12,9 +12,10 @@ import {
   WAITER_HOOK_TIMEOUT_S,
 } from "../harness/hook-delivery.js";
 import { parentPid, processStart } from "../probes/process.js";
+import { ShownLedger } from "../state/shown-ledger.js";
 import type { Command } from "./command.js";
 import { parse, wantsJson } from "./options.js";
-import { hookSid, payloadString, readStdinJson } from "./stdin.js";
+import { hookSid, readStdinJson } from "./stdin.js";
 
 // Taking what is held for a session: `ccmsg inbox`, and the hooks that put
 // messages in front of the model (harness spec §2.7) — `ccmsg wait --hook`,
@@ -98,7 +99,7 @@ export const wait: Command = async (argv) => {
   if (ending.kind === "quit") quit(0);
   const { client, messages } = ending as Extract<Ending, { kind: "messages" }>;
   const ledger = ShownLedger.of(values, sid);
-  const { fresh, shown } = splitShown(messages, ledger);
+  const { fresh, shown } = await splitShown(messages, ledger);
   // Only messages shown before a crash: confirmed, and nothing to wake for.
   if (fresh.length === 0) {
     await confirmPassedOn(client, fresh, shown, ledger);
@@ -208,42 +209,28 @@ function waitOn(
 }
 
 /**
- * `ccmsg inbox --hook` (UserPromptSubmit, and Codex's Stop): the held
- * messages that fit the harness's 10,000-character context, oldest first, with
- * a note about the rest (which stay held) — as `additionalContext`, or at Stop
- * as a `decision: "block"` whose reason the model reads and carries on with.
- * Prints nothing when nothing is held; never fails the prompt.
+ * `ccmsg inbox --hook` (UserPromptSubmit, and Codex's Stop): what
+ * promptHookAnswer gives, on stdout. Prints nothing when nothing is held;
+ * never fails the prompt.
  */
 async function inboxHook(flags: Flags): Promise<void> {
   const quiet = () => process.exit(0);
-  const timer = setTimeout(quiet, INBOX_HOOK_DEADLINE_MS);
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    quiet();
+  }, INBOX_HOOK_DEADLINE_MS);
   try {
     const payload = await readStdinJson(STDIN_DEADLINE_MS).catch(() => ({}));
-    const sid = hookSid(flags, payload);
-    if (sid === undefined) return quiet();
-    const client = await connectInstance(flags, { start: false });
-    await greet(client, sid, {});
-    const ledger = ShownLedger.of(flags, sid);
-    const { fresh, shown } = splitShown(await claimHeld(client), ledger);
-    if (fresh.length === 0) {
-      if (shown.length > 0) await confirmPassedOn(client, fresh, shown, ledger);
-      return quiet();
-    }
-    const { text, included } = fitMessages(fresh, ADDITIONAL_CONTEXT_MAX_CHARS);
-    const event = payloadString(payload, "hook_event_name") ?? "UserPromptSubmit";
-    // At Stop the messages keep the turn going (Codex, which cannot be woken
-    // later); elsewhere they join the prompt's context.
-    const out =
-      event === "Stop"
-        ? { decision: "block", reason: text }
-        : { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
     // Confirmed first: the output is acted on only after a clean exit, and
     // the process exits right after writing it. The deadline no longer
-    // applies: what is confirmed — or may have been, unanswered — must be
-    // written (DR-0050).
-    clearTimeout(timer);
-    if ((await confirmPassedOn(client, included, shown, ledger)) === "refused") return quiet();
-    await write(process.stdout, `${JSON.stringify(out)}\n`);
+    // applies once confirming: what is confirmed — or may have been,
+    // unanswered — must be written (DR-0050).
+    const out = await promptHookAnswer(flags, payload, () => {
+      clearTimeout(timer);
+      return !late;
+    });
+    if (out !== undefined) await write(process.stdout, `${JSON.stringify(out)}\n`);
   } catch {
     // The instance is away or refused: the prompt goes on without messages.
   }

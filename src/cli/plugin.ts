@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Client } from "../client/client.js";
@@ -9,10 +10,12 @@ import {
   settingsPath,
 } from "../harness/plugin/allow-rules.js";
 import { claudeStatus, installClaude, uninstallClaude } from "../harness/plugin/claude.js";
+import { HOOK_PATH } from "../harness/plugin/claude-paths.js";
 import { codexStatus, installCodex, uninstallCodex } from "../harness/plugin/codex.js";
 import { runningInvocation } from "../harness/plugin/command-line.js";
 import type { Outcome, PluginContext, Status } from "../harness/plugin/report.js";
-import { resolveStateDir, stateFiles } from "../state/paths.js";
+import { loadOrMintHookToken, readHookToken } from "../state/hook-token.js";
+import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../state/paths.js";
 import { ensureStateDir } from "../state/state-dir.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
@@ -59,6 +62,14 @@ export const plugin: Command = async (argv) => {
     inv: runningInvocation(),
     env: process.env,
   };
+  if (harness === "claude") {
+    const url = hookRouteUrl(stateDir);
+    // Minted by an install only: status and a dry run read what is there.
+    const writes = verb === "install" && !dryRun;
+    if (writes) ensureStateDir(stateDir);
+    const token = writes ? loadOrMintHookToken(stateDir) : readHookToken(stateDir);
+    if (url !== undefined) ctx.httpHook = { url, token: token ?? "<minted at install>" };
+  }
   if (values["allow-tools"] && values["no-allow-tools"])
     throw new UsageError("say --allow-tools or --no-allow-tools, not both");
   const scope = values.scope ?? "user";
@@ -171,4 +182,22 @@ function statusText(s: Status, instance: Reach): string {
   if (s.needs.length > 0) lines.push("", "Still to do:");
   for (const n of s.needs) lines.push(`  - ${n.what}: ${n.how}`);
   return lines.join("\n");
+}
+
+/**
+ * Where the http hooks reach the instance (DR-0058): the address the running
+ * instance serves HTTP on, else the default one it will take. An instance
+ * that serves no HTTP keeps the command hooks. Claude Code reads the URL as
+ * written (no variables), so an instance that moved off a taken port is
+ * reached again after `ccmsg plugin install claude`.
+ */
+function hookRouteUrl(stateDir: string): string | undefined {
+  let http: unknown = `http://${DEFAULT_HTTP}/`;
+  try {
+    http = (
+      JSON.parse(readFileSync(stateFiles(stateDir).instanceJson, "utf8")) as { http?: unknown }
+    ).http;
+  } catch {}
+  if (typeof http !== "string") return undefined;
+  return new URL(HOOK_PATH, http).href;
 }

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { type Flags, sessionId, UsageError } from "../client/flags.js";
+import { editHookAnswer } from "../client/hook-answers.js";
 import {
   checkReason,
   describe,
@@ -14,12 +15,11 @@ import {
   takeReservations,
   uniqueByKey,
 } from "../client/reservations.js";
-import type { KvEntry } from "../contract/kv.js";
-import { editConflicts, liveReservations } from "../contract/reservations.js";
-import { configFile } from "../state/paths.js";
+import { liveReservations } from "../contract/reservations.js";
+import { conflictsOfEdit } from "../harness/hook-answers.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
-import { hookSid, payloadString, readStdinJson } from "./stdin.js";
+import { readStdinJson } from "./stdin.js";
 
 // File reservations between agents (DR-0041): `ccmsg reserve`, `release`,
 // `reservations` and the PreToolUse hook `reservations check --hook`, over
@@ -28,8 +28,6 @@ import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 /** The hook answers within this, or allows the edit in silence. */
 const HOOK_DEADLINE_MS = 2000;
 const STDIN_DEADLINE_MS = 1000;
-/** The tools whose input names a file they change (Claude Code). */
-const EDIT_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
 
 /** Who a command (not the hook) acts for: the session, or null for the
  * person; a `--sid` that is no session id is refused. */
@@ -137,17 +135,6 @@ export const reservations: Command = async (argv) => {
 };
 
 /** What an edit of `path` by `sid` would step into. */
-function conflictsOfEdit(live: KvEntry[], sid: string | null, path: string, now: number) {
-  const list = liveReservations(live, now);
-  // The path as given and with its symlinks resolved: either may be the
-  // spelling a reservation used.
-  const real = realAsFarAsExists(path);
-  return uniqueByKey([
-    ...editConflicts(list, sid, path),
-    ...(real === path ? [] : editConflicts(list, sid, real)),
-  ]).sort((a, b) => Number(b.exclusive) - Number(a.exclusive));
-}
-
 async function check(values: Flags, paths: string[]): Promise<void> {
   if (paths.length === 0) throw new UsageError(`name a path: ${RESERVATIONS_USAGE}`);
   const sid = await holderOf(values);
@@ -157,7 +144,7 @@ async function check(values: Flags, paths: string[]): Promise<void> {
   const now = Date.now();
   const found = paths.map((p) => {
     const path = resolve(cwd, p);
-    return { path, conflicts: conflictsOfEdit(live, sid, path, now) };
+    return { path, conflicts: conflictsOfEdit(live, sid, path, realAsFarAsExists(path), now) };
   });
   const held = found.flatMap((f) => f.conflicts.filter((r) => r.exclusive));
   if (held.length > 0)
@@ -189,50 +176,8 @@ async function checkHook(flags: Flags): Promise<void> {
   setTimeout(allow, HOOK_DEADLINE_MS).unref();
   try {
     const payload = await readStdinJson(STDIN_DEADLINE_MS);
-    const tool = payloadString(payload, "tool_name");
-    const input = payload.tool_input as Record<string, unknown> | undefined;
-    if (tool === undefined || !EDIT_TOOLS.has(tool) || typeof input !== "object" || input === null)
-      return allow();
-    const target = payloadString(input, "file_path") ?? payloadString(input, "notebook_path");
-    if (target === undefined) return allow();
-    const path = resolve(payloadString(payload, "cwd") ?? process.cwd(), target);
-    const sid = hookSid(flags, payload) ?? null;
-    // The config's checker loads beside the round trip, not before it; a
-    // config that cannot be read leaves the default (warn).
-    const blocking = import("../config/config.js")
-      .then((m) => m.loadConfig(configFile(undefined)).reservations?.on_conflict === "block")
-      .catch(() => false);
-    const { client, live } = await openReservations(flags, false);
-    client.close();
-    const now = Date.now();
-    const found = conflictsOfEdit(live, sid, path, now);
-    if (found.length === 0) return allow();
-    const exclusive = found.some((r) => r.exclusive);
-    const lines = found.map((r) => `- ${describe(r, now)}`);
-    const out =
-      exclusive && (await blocking)
-        ? {
-            hookSpecificOutput: {
-              hookEventName: "PreToolUse",
-              permissionDecision: "deny",
-              permissionDecisionReason: [
-                `ccmsg: ${path} is reserved by another agent, so this edit was blocked:`,
-                ...lines,
-                "Edit something else, or ask the holder (ccmsg post <sid> …) to release it.",
-              ].join("\n"),
-            },
-          }
-        : {
-            hookSpecificOutput: {
-              hookEventName: "PreToolUse",
-              additionalContext: [
-                exclusive
-                  ? `ccmsg warning: ${path} is reserved by another agent; your edit may collide with theirs:`
-                  : `ccmsg note: ${path} is also reserved (shared) by another agent:`,
-                ...lines,
-              ].join("\n"),
-            },
-          };
+    const out = await editHookAnswer(flags, payload, process.cwd());
+    if (out === undefined) return allow();
     process.stdout.write(`${JSON.stringify(out)}\n`, () => allow());
   } catch {
     allow();

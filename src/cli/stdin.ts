@@ -1,5 +1,3 @@
-import { type Flags, sessionId } from "../client/flags.js";
-
 /** Read the whole of stdin as JSON (hook payloads), with a deadline. */
 export async function readStdinJson(deadlineMs: number): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
@@ -16,14 +14,4 @@ export async function readStdinJson(deadlineMs: number): Promise<Record<string, 
   return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
 }
 
-/** A non-empty string field of a hook payload, else undefined. */
-export function payloadString(payload: Record<string, unknown>, key: string): string | undefined {
-  const v = payload[key];
-  return typeof v === "string" && v !== "" ? v : undefined;
-}
-
-/** Whom a hook speaks for: `--sid`, else the payload's `session_id`, else the
- * environment's session (harness spec §8). */
-export function hookSid(flags: Flags, payload: Record<string, unknown>): string | undefined {
-  return flags.sid || payloadString(payload, "session_id") || sessionId(flags);
-}
+export { hookSid, payloadString } from "../client/hook-payload.js";

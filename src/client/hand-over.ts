@@ -2,7 +2,15 @@ import type { HandOverMode } from "../contract/connect.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
 import type { Client, Pushed } from "./client.js";
-import type { ShownLedger } from "./shown-ledger.js";
+
+export type { Confirmation };
+
+import {
+  type Confirmation,
+  confirmPassedOn as confirmShared,
+  splitShown as splitByLedger,
+} from "../harness/hook-answers.js";
+import type { ShownLedger } from "../state/shown-ledger.js";
 
 // The client side of a hand-over subscription (DR-0024): inbox messages
 // arrive claimed, stay held until confirmed, and are confirmed only once they
@@ -52,11 +60,6 @@ export async function claimHeld(client: Client): Promise<InboxMessage[]> {
   }
 }
 
-/** How a confirmation ended: every message recorded delivered (it is all or
- * none), none recorded (they are held again), or no answer came — the
- * instance went away, before or after recording them. */
-export type Confirmation = "recorded" | "refused" | "unknown";
-
 /** Confirm that `messages` were passed on, ending the subscription. */
 export async function confirmHandOver(
   client: Client,
@@ -73,33 +76,21 @@ export async function confirmHandOver(
   }
 }
 
-/**
- * Claimed messages split by the session's shown ledger: `fresh` ones are to
- * be passed on; `shown` ones were passed on before a crash left their
- * confirmation unanswered, and are only confirmed again (DR-0050).
- */
-export function splitShown(
-  messages: readonly InboxMessage[],
-  ledger: ShownLedger,
-): { fresh: InboxMessage[]; shown: InboxMessage[] } {
-  const known = ledger.mids();
-  const fresh: InboxMessage[] = [];
-  const shown: InboxMessage[] = [];
-  for (const m of messages) (known.has(m.mid) ? shown : fresh).push(m);
-  return { fresh, shown };
-}
-
 /** Confirm what was passed on (`fresh`) with what had been already
- * (`shown`), and keep the ledger: an unanswered confirmation writes the fresh
- * mids down, a recorded one forgets the shown ones. */
-export async function confirmPassedOn(
+ * (`shown`), keeping the ledger (harness/hook-answers.ts). */
+export function confirmPassedOn(
   client: Client,
   fresh: readonly InboxMessage[],
   shown: readonly InboxMessage[],
   ledger: ShownLedger,
 ): Promise<Confirmation> {
-  const outcome = await confirmHandOver(client, [...shown, ...fresh]);
-  if (outcome === "recorded") ledger.remove(shown.map((m) => m.mid));
-  if (outcome === "unknown") ledger.add(fresh.map((m) => m.mid));
-  return outcome;
+  return confirmShared((m) => confirmHandOver(client, m), fresh, shown, ledger);
+}
+
+/** Claimed messages split by the session's shown ledger (DR-0050). */
+export async function splitShown(
+  messages: readonly InboxMessage[],
+  ledger: ShownLedger,
+): Promise<{ fresh: InboxMessage[]; shown: InboxMessage[] }> {
+  return splitByLedger(messages, await ledger.mids());
 }

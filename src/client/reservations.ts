@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { ContractError } from "../contract/errors.js";
 import type { KvEntry } from "../contract/kv.js";
 import {
@@ -17,9 +17,12 @@ import {
   type Reservation,
   reservationConflicts,
 } from "../contract/reservations.js";
+import { describe, shown, uniqueByKey } from "../harness/reservation-words.js";
 import type { Client } from "./client.js";
 import { connectInstance, sendGreeting } from "./connect.js";
 import { type Flags, UsageError } from "./flags.js";
+
+export { describe, shown, uniqueByKey };
 
 // File reservations over KV (DR-0041), for the CLI's commands and hook and
 // for the MCP server's tools: reading namespace `reservations`, reserving and
@@ -130,44 +133,9 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** A glob for people to read: relative to `cwd` when below it (absolute
- * without one). */
-export function shown(glob: string, cwd: string | undefined): string {
-  if (cwd === undefined) return glob;
-  const rel = relative(cwd, glob);
-  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : glob;
-}
-
-function holderText(r: Reservation): string {
-  const who = r.holder.sid === null ? "the person" : `session ${r.holder.sid}`;
-  return r.holder.name === undefined ? who : `${r.holder.name} (${who})`;
-}
-
-function untilText(at: number, now: number): string {
-  const secs = Math.max(1, Math.round((at - now) / 1000));
-  const left =
-    secs < 90
-      ? `${secs} s`
-      : secs < 5400
-        ? `${Math.round(secs / 60)} min`
-        : `${Math.round(secs / 3600)} h`;
-  return `${new Date(at).toISOString()} (in ${left})`;
-}
-
-/** One line per reservation: its glob, holder, kind, expiry and reason. */
-export function describe(r: Reservation, now: number, cwd?: string): string {
-  const kind = r.exclusive ? "exclusive" : "shared";
-  const why = r.reason === undefined ? "" : ` — ${r.reason}`;
-  return `${shown(r.glob, cwd)}: ${kind}, held by ${holderText(r)} until ${untilText(r.expires_at, now)}${why}`;
-}
-
 /** What the JSON output says of a reservation. */
 export function row(r: KeyedReservation) {
   return { ...r, holder: { ...r.holder } };
-}
-
-export function uniqueByKey(list: KeyedReservation[]): KeyedReservation[] {
-  return [...new Map(list.map((r) => [r.key, r])).values()];
 }
 
 /** Put a key back as it was before this command wrote it. */

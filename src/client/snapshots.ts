@@ -1,8 +1,8 @@
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
+import type { ShownLedger } from "../state/shown-ledger.js";
 import type { Client } from "./client.js";
 import { claimHeld, confirmPassedOn, splitShown } from "./hand-over.js";
-import type { ShownLedger } from "./shown-ledger.js";
 
 // Reading a topic once over a connection that has greeted (or has its
 // greeting in flight: the instance holds later frames until it settles).
@@ -53,7 +53,7 @@ export async function topicSnapshot<T>(client: Client, topic: string): Promise<T
  * returned that way before are confirmed, never returned twice (DR-0050).
  */
 export async function takeInbox(client: Client, ledger: ShownLedger): Promise<InboxMessage[]> {
-  const { fresh, shown } = splitShown(await claimHeld(client), ledger);
+  const { fresh, shown } = await splitShown(await claimHeld(client), ledger);
   if ((await confirmPassedOn(client, fresh, shown, ledger)) === "refused")
     throw new ContractError(
       "internal_error",

@@ -18,6 +18,8 @@ import type { WorkItemsTopic } from "./board/work-items-topic.js";
 import { registerCommonPlane } from "./common/register.js";
 import { type Contribution, Dispatcher } from "./dispatch.js";
 import { registerFiles } from "./files/register.js";
+import type { HookAnswers } from "./hooks/answers.js";
+import { registerHooks } from "./hooks/register.js";
 import { registerKv } from "./kv/register.js";
 import type { ReservationSweeper } from "./kv/reservation-sweeper.js";
 import { registerLauncher } from "./launcher/register.js";
@@ -80,6 +82,8 @@ export interface Engines {
   transcripts: Transcripts;
   search: SearchEngine;
   reservations: ReservationSweeper;
+  /** The http hooks' answers (DR-0058). */
+  hooks: HookAnswers;
   /** The sandbox's side of the HTTP listener (DR-0042). */
   sandbox: SandboxSide;
   /** `llm_requests`, spend and the webhook route that feeds them. */
@@ -177,6 +181,12 @@ export async function buildEngines(input: EngineInputs): Promise<Engines> {
       label: (sid) => sessions.sessions.label(sid),
     }),
   );
+  const { hooks } = take(
+    registerHooks({
+      ...{ messaging: messaging.messaging, kv: kv.kv, sessions: sessions.sessions },
+      ...{ clock, stateDir: input.stateDir, env },
+    }),
+  );
   const board = take(registerBoard({ store, team, hub, config, env, log }));
   const ops = {
     ...{ instanceId: id, log, sessions: sessions.sessions, presence, capabilities },
@@ -239,6 +249,7 @@ export async function buildEngines(input: EngineInputs): Promise<Engines> {
     transcripts: transcripts.transcripts,
     search: search.search,
     reservations: kv.reservations,
+    hooks,
     sandbox: sandbox.sandbox,
     llm,
     webhook: llm.webhook,

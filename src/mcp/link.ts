@@ -2,12 +2,12 @@ import { inWords } from "../client/arg-words.js";
 import type { ArgsOf, Client } from "../client/client.js";
 import { connectInstance, greet } from "../client/connect.js";
 import type { Flags } from "../client/flags.js";
-import { ShownLedger } from "../client/shown-ledger.js";
 import { takeInbox, topicSnapshot } from "../client/snapshots.js";
 import type { OpName } from "../contract/attributes.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
 import type { OpResult } from "../contract/schemas.js";
+import { ShownLedger } from "../state/shown-ledger.js";
 
 /**
  * The MCP server's one connection to the instance, greeted as the session the

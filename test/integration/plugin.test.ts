@@ -136,8 +136,11 @@ function checkHooksShape(file: J): string[] {
       if (!Array.isArray(g.hooks) || g.hooks.length === 0)
         problems.push(`${event}: a group without handlers`);
       for (const h of g.hooks ?? []) {
-        if (h.type !== "command") problems.push(`${event}: type ${h.type}`);
-        if (typeof h.command !== "string" || h.command === "")
+        if (h.type === "http") {
+          if (typeof h.url !== "string" || !/^http:\/\/127\.0\.0\.1:\d+\//.test(h.url))
+            problems.push(`${event}: http hook to ${h.url}, not loopback`);
+        } else if (h.type !== "command") problems.push(`${event}: type ${h.type}`);
+        else if (typeof h.command !== "string" || h.command === "")
           problems.push(`${event}: no command`);
         if (h.timeout !== undefined && !(Number.isInteger(h.timeout) && h.timeout > 0))
           problems.push(`${event}: timeout ${h.timeout} is not whole seconds`);
@@ -204,26 +207,28 @@ describe("ccmsg plugin … claude", () => {
       handlers(hooks, event).map((h) => invocation(h.command).args.slice(0, 2).join(" "));
     expect(verbs("SessionStart").sort()).toEqual(["hello --hook", "wait --hook"]);
     expect(verbs("Stop")).toEqual(["wait --hook"]);
-    expect(verbs("UserPromptSubmit")).toEqual(["inbox --hook"]);
     expect(verbs("SessionEnd")).toEqual(["stopping --hook"]);
+    // The hot hooks are http hooks to the instance's hook route with its
+    // hook-only token (DR-0058); the file holding it is the person's alone.
+    const token = readFileSync(join(s.stateDir, "hook-token"), "utf8").trim();
+    const http = {
+      type: "http",
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/claude$/),
+      headers: { Authorization: `Bearer ${token}` },
+    };
+    expect(handlers(hooks, "UserPromptSubmit")).toEqual([expect.objectContaining(http)]);
+    expect(statSync(join(s.pluginDir, "hooks", "hooks.json")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(s.stateDir, "hook-token")).mode & 0o777).toBe(0o600);
     // File reservations: a sync PreToolUse hook on the tools that change files.
     expect(hooks.hooks.PreToolUse).toEqual([
       expect.objectContaining({ matcher: "Edit|Write|MultiEdit|NotebookEdit" }),
     ]);
-    expect(
-      handlers(hooks, "PreToolUse").map((h) => invocation(h.command).args.slice(0, 3)),
-    ).toEqual([["reservations", "check", "--hook"]]);
+    expect(handlers(hooks, "PreToolUse")).toEqual([expect.objectContaining(http)]);
     const waiters = [...handlers(hooks, "SessionStart"), ...handlers(hooks, "Stop")].filter((h) =>
       h.command.includes("'wait'"),
     );
     for (const w of waiters) expect(w).toMatchObject({ async: true, asyncRewake: true });
-    for (const h of [
-      "SessionStart",
-      "UserPromptSubmit",
-      "SessionEnd",
-      "Stop",
-      "PreToolUse",
-    ].flatMap((e) => handlers(hooks, e))) {
+    for (const h of ["SessionStart", "SessionEnd", "Stop"].flatMap((e) => handlers(hooks, e))) {
       const inv = invocation(h.command);
       expect(inv.node).toBe(process.execPath);
       expect(existsSync(inv.script)).toBe(true);

@@ -86,6 +86,16 @@ describe("the house", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("keeps the clients out of the instance: nothing in instance/ imports client/, cli/ or mcp/", () => {
+    const above = ["client", "cli", "mcp"].map((dir) => join(SRC, dir) + "/");
+    const offenders: string[] = [];
+    for (const file of sources(join(SRC, "instance")))
+      for (const target of importsOf(file))
+        if (above.some((dir) => target.startsWith(dir)))
+          offenders.push(`${relative(ROOT, file)} → ${relative(ROOT, target)}`);
+    expect(offenders).toEqual([]);
+  });
+
   it("has handlers typed by the contract: no casts and no non-null assertions", () => {
     // Each handler family sits beside its engine: `handlers.ts` or `*-handlers.ts`.
     const handlerFiles = sources(join(SRC, "instance")).filter((f) =>

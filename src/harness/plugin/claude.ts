@@ -10,6 +10,7 @@ import {
   checkSettings,
   removeAllowRules,
 } from "./allow-rules.js";
+import { claudePluginDir, claudeReceiptPath } from "./claude-paths.js";
 import type { Check } from "./command-line.js";
 import { commandCheck, commandLine, onPath, shellWord } from "./command-line.js";
 import {
@@ -46,8 +47,9 @@ export const PLUGIN_ID = "ccmsg@ccmsg";
 const DESCRIPTION =
   "ccmsg for Claude Code: presence, wake-up and delivery of messages between sessions";
 
-export const claudePluginDir = (stateDir: string) => join(stateDir, "plugins", "claude");
-const receiptPath = (stateDir: string) => join(stateDir, "plugins", "claude-receipt.json");
+export { claudePluginDir };
+
+const receiptPath = claudeReceiptPath;
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
@@ -66,19 +68,35 @@ export function claudeHooks(ctx: PluginContext): unknown {
     asyncRewake: true,
     timeout: WAITER_HOOK_TIMEOUT_S,
   };
+  // The hot synchronous hooks as http hooks to the running instance
+  // (DR-0058): no process per prompt or tool call. A refused connection is a
+  // non-blocking error to Claude Code, so an instance that is down costs a
+  // refused connect and the turn goes on. SessionStart may have to start the
+  // instance (and Claude Code sends no http hook there), the waiter waits:
+  // both stay commands.
+  const { httpHook } = ctx;
+  const hot = (command: Record<string, unknown>) =>
+    httpHook === undefined
+      ? command
+      : {
+          type: "http",
+          url: httpHook.url,
+          headers: { Authorization: `Bearer ${httpHook.token}` },
+          timeout: SYNC_HOOK_TIMEOUT_S,
+        };
   return {
     hooks: {
       SessionStart: [
         { matcher: "startup|resume|clear|compact", hooks: [sync("hello")] },
         { hooks: [waiter] },
       ],
-      UserPromptSubmit: [{ hooks: [sync("inbox")] }],
+      UserPromptSubmit: [{ hooks: [hot(sync("inbox"))] }],
       // File reservations (DR-0041): an edit inside another agent's.
       PreToolUse: [
         {
           matcher: "Edit|Write|MultiEdit|NotebookEdit",
           hooks: [
-            {
+            hot({
               type: "command",
               command: commandLine(ctx.inv, [
                 "reservations",
@@ -87,7 +105,7 @@ export function claudeHooks(ctx: PluginContext): unknown {
                 ...ctx.stateDirArgs,
               ]),
               timeout: SYNC_HOOK_TIMEOUT_S,
-            },
+            }),
           ],
         },
       ],
@@ -99,10 +117,10 @@ export function claudeHooks(ctx: PluginContext): unknown {
 
 export function claudeFiles(ctx: PluginContext): Desired[] {
   const dir = claudePluginDir(ctx.stateDir);
-  const owned = (path: string, text: string): Desired => ({
+  const owned = (path: string, text: string, mode = 0o644): Desired => ({
     path: join(dir, path),
     strategy: "owned",
-    mode: 0o644,
+    mode,
     content: () => text,
   });
   return [
@@ -125,7 +143,8 @@ export function claudeFiles(ctx: PluginContext): Desired[] {
         license: "MIT",
       }),
     ),
-    owned("hooks/hooks.json", json(claudeHooks(ctx))),
+    // 0600 once it carries the hook token.
+    owned("hooks/hooks.json", json(claudeHooks(ctx)), ctx.httpHook === undefined ? 0o644 : 0o600),
     owned(
       ".mcp.json",
       json({

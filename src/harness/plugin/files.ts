@@ -145,7 +145,10 @@ export function planInstall(
       if (!plan.mkdirs.includes(dir)) plan.mkdirs.push(dir);
       dirs.add(dir);
     }
-    plan.writes.push({ path: d.path, content: Buffer.from(next), mode: modeOf(d.path) ?? d.mode });
+    // A file that is ours alone takes our mode (hooks.json goes 0600 once it
+    // holds the hook token); a merged one keeps its own.
+    const mode = d.strategy === "owned" ? d.mode : (modeOf(d.path) ?? d.mode);
+    plan.writes.push({ path: d.path, content: Buffer.from(next), mode });
   }
   // Files an older install placed and this one no longer writes stay recorded.
   for (const f of previous?.files ?? []) if (!files.some((g) => g.path === f.path)) files.push(f);

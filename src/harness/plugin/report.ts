@@ -19,6 +19,9 @@ export interface PluginContext {
   allowTools?: boolean;
   /** The settings file they go into (Claude Code). */
   settingsFile?: string;
+  /** The instance's hook route and its token (DR-0058): the hot hooks are
+   * http hooks to it; absent, command hooks. */
+  httpHook?: { url: string; token: string };
 }
 
 /** Allow rules an install or uninstall added or took out, in which file. */

@@ -2,9 +2,11 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Logger } from "pino";
 import type { ControlPaneDeps } from "../../board/http.js";
 import type { HttpConfig } from "../../config/config.js";
+import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { isLoopbackHost, parseHostPort } from "../../net/address.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../../state/owner-credential.js";
 import type { PersonAuth } from "../auth/person-auth.js";
+import type { HookAnswers } from "../hooks/answers.js";
 import type { WebhookDeps } from "../llm/webhook.js";
 import type { Mesh } from "../mesh/mesh.js";
 import type { SandboxSide } from "../sandbox/register.js";
@@ -29,6 +31,8 @@ export interface HttpListenerOptions {
   /** The sandbox origins (DR-0042): offered once bound where a browser
    * reaches `*.sandbox.localhost` — loopback, or a wildcard address. */
   sandbox: SandboxSide;
+  /** The http hooks' answers (DR-0058), behind the hook route. */
+  hooks: Pick<HookAnswers, "answer">;
   /** The LLM-gateway webhook (`…/webhook/<source>`); absent = every source unknown. */
   webhook?: WebhookDeps;
   log: Logger;
@@ -92,6 +96,7 @@ export async function startHttp(
       import("./console-api.js"),
       import("./test-hooks.js"),
     ]);
+    const { hookRoutePlugin } = await import("./hook-route.js");
     const { searchPlugin } = await import("../search/http.js");
     const { sandboxHost } = await import("../sandbox/serve.js");
     const { webhookPlugin } = await import("../llm/webhook.js");
@@ -127,6 +132,7 @@ export async function startHttp(
       const { stateDir } = options;
       const inbox = options.store.inbox;
       app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
+      app.register(hookRoutePlugin, { stateDir, hooks: options.hooks });
       app.register(searchPlugin, { search: options.search, now: owner.now });
       app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
       if (testHooks !== undefined)
@@ -138,6 +144,13 @@ export async function startHttp(
     options.sandbox.offer(parseHostPort(bound.address).port);
   // Bound: the mesh knows its endpoint now and dials its peers.
   options.mesh?.startOn(bound.address, options.network.endpoint);
+  // The plugin's http hooks follow this port (DR-0058), off the start path.
+  void import("../../harness/plugin/retarget.js")
+    .then((m) => m.retargetClaudeHooks(options.stateDir, `http://${bound.address}/`, HOOK_PATH))
+    .then(
+      (moved) => moved && options.log.info({ http: bound.address }, "plugin hooks follow the port"),
+      (error: unknown) => options.log.warn({ err: error }, "plugin hooks not retargeted"),
+    );
   people = startPeople({
     ...{ id: owner.run.instance, address: bound.address, config: options.network },
     ...{ store: options.store, now: owner.now, log: options.log },

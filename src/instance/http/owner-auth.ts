@@ -151,7 +151,7 @@ export const UNAUTHENTICATED_PAGE: AuthAnswer = {
   body: `<!doctype html><meta charset="utf-8"><title>ccmsg: sign in</title><h1>This console answers its owner only</h1><p>Run <code>ccmsg open</code> on the machine that runs this instance: it opens (or prints, with <code>--print</code>) a one-time link that signs this browser in.</p>\n`,
 };
 
-function refusal(status: number, code: string, error: string): AuthAnswer {
+export function refusal(status: number, code: string, error: string): AuthAnswer {
   return {
     status,
     headers: { "www-authenticate": 'Bearer realm="ccmsg"', "cache-control": "no-store" },

@@ -21,7 +21,7 @@ import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import type { Connection } from "../wire/connection.js";
 import { DirectRoute, type DirectRouteName, type DirectSetup } from "./direct-route.js";
-import { HandOvers } from "./hand-overs.js";
+import { type Claimant, HandOvers } from "./hand-overs.js";
 import { type InboxDelivery, InboxLane } from "./inbox-lane.js";
 import { type EvidenceSource, Receipts } from "./receipts.js";
 import { TypedRoute } from "./typed-route.js";
@@ -212,24 +212,56 @@ export class Messaging {
   async confirmHandOver(conn: Connection, mids: readonly string[]): Promise<string[]> {
     const identity = conn.identity;
     if (identity?.role !== "session") return [];
+    return this.settleHandOver(conn, identity.sid, mids);
+  }
+
+  /**
+   * A hand-over in-process (the http hook route, DR-0058): what is held for
+   * `sid`, claimed as a `take` subscription's snapshot claims it — the same
+   * claims, so a hook over the socket and this one never both get a
+   * message. `confirm` records the passed-on ones delivered (all or none;
+   * it resolves once committed), `release` lets the rest go, as the take
+   * subscription's end does; call it when done, whatever happened.
+   */
+  handOverHere(sid: Sid): {
+    claimed: InboxMessage[];
+    confirm(mids: readonly string[]): Promise<string[]>;
+    release(): void;
+  } {
+    const claimant = {};
+    this.handOvers.arm(claimant, "take");
+    // Another process holding the write lock: nothing now, it stays held.
+    const held = this.inbox.peekHeld(sid, this.clock.now(), INBOX_RETENTION_MS);
+    return {
+      claimed: held === undefined ? [] : this.handOvers.claim(claimant, sid, held),
+      confirm: (mids) => this.settleHandOver(claimant, sid, mids),
+      release: () => this.afterRelease(sid, this.handOvers.releaseAll(claimant)),
+    };
+  }
+
+  private async settleHandOver(
+    claimant: Claimant,
+    sid: Sid,
+    mids: readonly string[],
+  ): Promise<string[]> {
     const counters: number[] = [];
     for (const mid of mids) {
       const parsed = isMid(mid) ? parseMid(mid) : undefined;
       if (parsed?.instance !== this.instanceId) return [];
       counters.push(parsed.counter);
     }
-    const claims = this.handOvers.beginSettle(conn, counters);
+    const claims = this.handOvers.beginSettle(claimant, counters);
     if (claims === undefined) return [];
     try {
-      const route = this.handOvers.mode(conn) === "take" ? "hook" : "waiter";
-      await this.inbox.settleDelivered(identity.sid, counters, this.clock.now(), route);
+      const route = this.handOvers.mode(claimant) === "take" ? "hook" : "waiter";
+      await this.inbox.settleDelivered(sid, counters, this.clock.now(), route);
     } catch (error) {
-      this.log.warn({ err: error, sid: identity.sid }, "hand-over not recorded: held again");
-      this.afterRelease(identity.sid, this.handOvers.endSettle(conn, claims, false));
+      this.log.warn({ err: error, sid }, "hand-over not recorded: held again");
+      this.afterRelease(sid, this.handOvers.endSettle(claimant, claims, false));
       return [];
     }
-    this.handOvers.endSettle(conn, claims, true);
-    this.resume(identity.sid);
+    this.handOvers.endSettle(claimant, claims, true);
+    this.resume(sid);
     return [...mids];
   }
 

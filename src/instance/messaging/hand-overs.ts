@@ -3,6 +3,10 @@ import type { Sid } from "../../contract/identifiers.js";
 import type { InboxMessage } from "../../contract/messaging.js";
 import type { Connection } from "../wire/connection.js";
 
+/** Who holds claims: a connection, or an in-process hand-over (the http
+ * hook route's, DR-0058) — any object, compared by identity. */
+export type Claimant = Connection | object;
+
 /** How long a sender waits to learn whether a claimed message was passed on
  * before it is told the message is held (`preparing`). A waiter confirms in
  * milliseconds; this bounds a stopped one. */
@@ -22,19 +26,19 @@ interface Claim {
  * answers `delivered` only once confirmed.
  */
 export class HandOvers {
-  private readonly modes = new WeakMap<Connection, HandOverMode>();
-  private readonly byConn = new Map<Connection, Map<number, Claim>>();
-  private readonly bySid = new Map<Sid, Map<number, Connection>>();
+  private readonly modes = new WeakMap<Claimant, HandOverMode>();
+  private readonly byConn = new Map<Claimant, Map<number, Claim>>();
+  private readonly bySid = new Map<Sid, Map<number, Claimant>>();
   private readonly fates = new Map<number, (handed: boolean) => void>();
 
   /** Mark `conn`'s inbox subscription as a hand-over one (or, undefined, a
    * plain one again). */
-  arm(conn: Connection, mode: HandOverMode | undefined): void {
+  arm(conn: Claimant, mode: HandOverMode | undefined): void {
     if (mode === undefined) this.modes.delete(conn);
     else this.modes.set(conn, mode);
   }
 
-  mode(conn: Connection): HandOverMode | undefined {
+  mode(conn: Claimant): HandOverMode | undefined {
     return this.modes.get(conn);
   }
 
@@ -47,8 +51,8 @@ export class HandOvers {
    * claims and stopping at the first another connection holds: a message on
    * its way elsewhere is never passed (DR-0053). Returns the messages now
    * claimed by `conn`, in the given order. */
-  claim(conn: Connection, sid: Sid, held: { counter: number; message: InboxMessage }[]) {
-    const owners = this.bySid.get(sid) ?? new Map<number, Connection>();
+  claim(conn: Claimant, sid: Sid, held: { counter: number; message: InboxMessage }[]) {
+    const owners = this.bySid.get(sid) ?? new Map<number, Claimant>();
     const mine = this.byConn.get(conn) ?? new Map<number, Claim>();
     const claimed: InboxMessage[] = [];
     for (const { counter, message } of held) {
@@ -65,13 +69,13 @@ export class HandOvers {
   }
 
   /** The connection holding a claim on this message, if any. */
-  owner(sid: Sid, counter: number): Connection | undefined {
+  owner(sid: Sid, counter: number): Claimant | undefined {
     return this.bySid.get(sid)?.get(counter);
   }
 
   /** Whether a connection other than `conn` holds a claim on a message of
    * `sid`. */
-  claimedByOther(sid: Sid, conn?: Connection): boolean {
+  claimedByOther(sid: Sid, conn?: Claimant): boolean {
     const owners = this.bySid.get(sid);
     if (owners === undefined) return false;
     for (const owner of owners.values()) if (owner !== conn) return true;
@@ -81,7 +85,7 @@ export class HandOvers {
   /** The claims `conn` holds on exactly these counters, marked settling —
    * or undefined (nothing changed) unless every one is its claim. With
    * `some`, those of them it still holds and is not settling already. */
-  beginSettle(conn: Connection, counters: readonly number[], some = false): Claim[] | undefined {
+  beginSettle(conn: Claimant, counters: readonly number[], some = false): Claim[] | undefined {
     const mine = this.byConn.get(conn);
     const found = counters.map((c) => mine?.get(c));
     const claims = found.filter((c): c is Claim => c !== undefined && !c.settling);
@@ -91,7 +95,7 @@ export class HandOvers {
   }
 
   /** Settling ended: recorded (fates say delivered) or not (released). */
-  endSettle(conn: Connection, claims: Claim[], recorded: boolean): Claim[] {
+  endSettle(conn: Claimant, claims: Claim[], recorded: boolean): Claim[] {
     for (const c of claims) c.settling = false;
     if (!recorded) return this.drop(conn, claims);
     this.drop(conn, claims);
@@ -100,7 +104,7 @@ export class HandOvers {
   }
 
   /** Release every claim of `conn` that is not being recorded. */
-  releaseAll(conn: Connection): Claim[] {
+  releaseAll(conn: Claimant): Claim[] {
     const mine = this.byConn.get(conn);
     if (mine === undefined) return [];
     return this.drop(
@@ -116,7 +120,7 @@ export class HandOvers {
     if (conn !== undefined && claim !== undefined) this.drop(conn, [claim]);
   }
 
-  private drop(conn: Connection, claims: Claim[]): Claim[] {
+  private drop(conn: Claimant, claims: Claim[]): Claim[] {
     const mine = this.byConn.get(conn);
     for (const c of claims) {
       mine?.delete(c.counter);

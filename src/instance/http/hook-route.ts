@@ -1,0 +1,43 @@
+import type { FastifyInstance } from "fastify";
+import type { HookAnswer } from "../../harness/hook-answers.js";
+import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
+import { isHookToken, loadOrMintHookToken } from "../../state/hook-token.js";
+import type { HookAnswers } from "../hooks/answers.js";
+import { refusal } from "./owner-auth.js";
+
+// Claude Code's hot hooks answered by the instance itself (DR-0058):
+// UserPromptSubmit and PreToolUse as `type: "http"` hooks POST their payload
+// here instead of starting a process. The answers are computed in-process
+// (hooks/answers.ts) with the command hooks' rules. Every failure answers
+// `{}`: the prompt or the edit goes on, as with the command hooks.
+
+export interface HookRouteOptions {
+  stateDir: string;
+  hooks: Pick<HookAnswers, "answer">;
+}
+
+const WRONG_TOKEN = refusal(
+  401,
+  "auth_invalid",
+  "the hook route answers the plugin's hooks only: send `Authorization: Bearer <state dir>/hook-token`",
+);
+
+export async function hookRoutePlugin(app: FastifyInstance, o: HookRouteOptions): Promise<void> {
+  const token = loadOrMintHookToken(o.stateDir);
+  app.post(HOOK_PATH, async (req, reply) => {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
+    if (!isHookToken(token, bearer))
+      return reply.code(WRONG_TOKEN.status).headers(WRONG_TOKEN.headers).send(WRONG_TOKEN.body);
+    const payload =
+      typeof req.body === "object" && req.body !== null
+        ? (req.body as Record<string, unknown>)
+        : {};
+    let out: HookAnswer;
+    try {
+      out = await o.hooks.answer(payload);
+    } catch {
+      out = undefined;
+    }
+    return reply.code(200).send(out ?? {});
+  });
+}
