@@ -165,7 +165,11 @@ export class Receipts {
     if (receipts.length === 0) return;
     hub.publish("receipts", { receipts });
     const bySender = new Map<string, Receipt[]>();
-    for (const r of receipts) bySender.set(r.from, [...(bySender.get(r.from) ?? []), r]);
+    for (const r of receipts) {
+      const list = bySender.get(r.from);
+      if (list === undefined) bySender.set(r.from, [r]);
+      else list.push(r);
+    }
     for (const [from, list] of bySender)
       if (this.heldNames.has(`receipts:${from}`))
         hub.publish(`receipts:${from}`, { receipts: list });
