@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Connection, type InboundHandler } from "../../src/instance/wire/connection.js";
-import { BACKPRESSURE } from "../../src/instance/wire/outbound.js";
 import { FAIR_SHARE } from "../../src/instance/wire/inbound.js";
+import { BACKPRESSURE } from "../../src/instance/wire/outbound.js";
 import { listenUnix } from "../../src/instance/wire/uds.js";
 
 // Issue 23, item 2: one connection's backlog must not be served before
