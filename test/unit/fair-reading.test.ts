@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Connection, type InboundHandler } from "../../src/instance/wire/connection.js";
+import { FAIR_SHARE } from "../../src/instance/wire/inbound.js";
 import { BACKPRESSURE } from "../../src/instance/wire/outbound.js";
 import { listenUnix } from "../../src/instance/wire/uds.js";
 
@@ -73,6 +74,38 @@ describe("reading shared among connections", () => {
       );
     },
   );
+
+  it("serves a pipelining client alone in its round 32 frames a turn, not 8", async () => {
+    // Issue 26, item 3: a lone pipelining sender's frames ran 8 to a turn,
+    // and each turn paid a commit and a write per peer of its own.
+    const backlog = 2000;
+    const groups: number[] = [0];
+    let all: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      all = resolve;
+    });
+    let seen = 0;
+    const { path, server } = await listening({
+      frame: () => {
+        groups[groups.length - 1]!++;
+        if (++seen === backlog) all();
+      },
+      oversized: () => {},
+    });
+    // A turn of the event loop ends where this ticker runs again.
+    let ticking = true;
+    const tick = () => {
+      if (groups.at(-1) !== 0) groups.push(0);
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const flooder = await dial(path, server);
+    flooder.write("x\n".repeat(backlog));
+    await done;
+    ticking = false;
+    expect(Math.max(...groups)).toBe(FAIR_SHARE.aloneSliceFrames);
+    expect(FAIR_SHARE.aloneSliceFrames).toBeGreaterThan(FAIR_SHARE.sliceFrames);
+  });
 
   it("runs not one request past a client's in-flight bound, even of those already read", async () => {
     // README: at most 1,024 requests running at once. It held only for

@@ -88,9 +88,12 @@ export class Receipts {
 
   constructor(private readonly d: ReceiptsDeps) {
     // After the turn, all of its deliveries at once: the sends that recorded
-    // them answer first.
+    // them answer first (a tick queued from a microtask runs once every
+    // microtask queued before it has, their replies among them). Not an
+    // immediate: one in flight, that cost a turn of the event loop per message.
     d.inbox.onDelivered((rows) => {
-      if (this.arrived.length === 0) setImmediate(() => this.takeArrived());
+      if (this.arrived.length === 0)
+        queueMicrotask(() => process.nextTick(() => this.takeArrived()));
       for (const row of rows) this.arrived.push(row);
     });
     d.evidence?.onReceipts((events) => {
@@ -165,7 +168,11 @@ export class Receipts {
     if (receipts.length === 0) return;
     hub.publish("receipts", { receipts });
     const bySender = new Map<string, Receipt[]>();
-    for (const r of receipts) bySender.set(r.from, [...(bySender.get(r.from) ?? []), r]);
+    for (const r of receipts) {
+      const list = bySender.get(r.from);
+      if (list === undefined) bySender.set(r.from, [r]);
+      else list.push(r);
+    }
     for (const [from, list] of bySender)
       if (this.heldNames.has(`receipts:${from}`))
         hub.publish(`receipts:${from}`, { receipts: list });
