@@ -59,8 +59,8 @@ export const attention: Command = async (argv) => {
     ...(values.always ? { always: true as const } : {}),
     ...(answers === undefined ? {} : { answers }),
   };
-  const r = await callAs(client, caller, "attention_decide", args);
-  client.close();
+  // Greeted already, by the read.
+  const r = await client.call("attention_decide", args).finally(() => client.close());
   print(values, r, () =>
     r.outcome === "decided"
       ? `#${id} ${r.item.end}: ${r.item.sid_label ?? r.item.sid} goes on`

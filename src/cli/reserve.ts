@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
+import { editHookAnswer } from "../client/edit-hook-answer.js";
 import { type Flags, sessionId, UsageError } from "../client/flags.js";
-import { editHookAnswer } from "../client/hook-answers.js";
 import {
   checkReason,
   describe,
@@ -16,7 +16,7 @@ import {
   uniqueByKey,
 } from "../client/reservations.js";
 import { liveReservations } from "../contract/reservations.js";
-import { conflictsOfEdit } from "../harness/hook-answers.js";
+import { conflictsOfEdit } from "../harness/edit-answer.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 import { readStdinJson } from "./stdin.js";

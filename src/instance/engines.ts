@@ -184,7 +184,7 @@ export async function buildEngines(input: EngineInputs): Promise<Engines> {
   const { hooks } = take(
     registerHooks({
       ...{ messaging: messaging.messaging, kv: kv.kv, sessions: sessions.sessions },
-      ...{ clock, stateDir: input.stateDir, env },
+      ...{ attention: attention.attention, clock, stateDir: input.stateDir, env },
     }),
   );
   const board = take(registerBoard({ store, team, hub, config, env, log }));

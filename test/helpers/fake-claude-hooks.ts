@@ -9,7 +9,9 @@ import { ROOT } from "./instance.js";
 // at its timeout. Sync hooks are awaited; `async` hooks run in the
 // background, and an `asyncRewake` hook that exits 2 wakes the session with
 // its stderr: recorded here as a turn, after which Stop fires again — which
-// re-arms the waiter, as in Claude Code. What cannot run here is the model;
+// re-arms the waiter, as in Claude Code. An `http` hook is POSTed its payload
+// and its answer read as a command's stdout; a refused connection, a non-2xx
+// answer or the timeout is a non-blocking error (DR-0058). What cannot run here is the model;
 // the turn itself is this class's bookkeeping.
 
 const FIXTURES = join(ROOT, "test", "fixtures", "claude-code", "hooks");
@@ -17,6 +19,9 @@ const FIXTURES = join(ROOT, "test", "fixtures", "claude-code", "hooks");
 interface Handler {
   type: string;
   command: string;
+  /** `type: "http"`: where the payload is POSTed, with these headers. */
+  url?: string;
+  headers?: Record<string, string>;
   timeout?: number;
   async?: boolean;
   asyncRewake?: boolean;
@@ -90,6 +95,10 @@ export class FakeClaudeSession {
         if (!new RegExp(`^(?:${group.matcher})$`).test(String(payload.source ?? ""))) continue;
       }
       for (const h of group.hooks) {
+        if (h.type === "http") {
+          sync.push(this.post(event, h, payload));
+          continue;
+        }
         if (h.type !== "command") continue;
         const run = this.run(event, h, payload);
         if (h.async || h.asyncRewake) {
@@ -164,6 +173,28 @@ export class FakeClaudeSession {
   /** `kill -9` every background hook (shell and command alike). */
   killBackground(): void {
     for (const c of this.background) killGroup(c);
+  }
+
+  private async post(
+    event: string,
+    h: Handler,
+    payload: Record<string, unknown>,
+  ): Promise<HookRun> {
+    const r: HookRun = { event, command: h.url!, code: 0, signal: null, stdout: "", stderr: "" };
+    try {
+      const res = await fetch(h.url!, {
+        method: "POST",
+        headers: { ...h.headers, "content-type": "application/json" },
+        body: JSON.stringify(payload),
+        signal: AbortSignal.timeout((h.timeout ?? 600) * 1000),
+      });
+      r.stdout = await res.text();
+      if (!res.ok) Object.assign(r, { code: 1, stderr: `HTTP ${res.status}` });
+    } catch (error) {
+      Object.assign(r, { code: 1, stderr: String(error) });
+    }
+    this.runs.push(r);
+    return r;
   }
 
   private run(event: string, h: Handler, payload: Record<string, unknown>): Promise<HookRun> {

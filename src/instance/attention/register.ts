@@ -4,7 +4,6 @@ import {
   ATTENTION_KEPT,
   ATTENTION_RETENTION_MS,
 } from "../../contract/attention.js";
-import { contractError } from "../../contract/errors.js";
 import { AttentionStore } from "../../store/attention.js";
 import type { CommitQueue } from "../../store/commit-queue.js";
 import type { Db } from "../../store/database.js";
@@ -12,6 +11,7 @@ import type { Clock } from "../../util/clock.js";
 import type { Contribution } from "../dispatch.js";
 import type { TopicHub } from "../topic-hub.js";
 import { Attention, type DialogState } from "./engine.js";
+import { attentionHandlers } from "./handlers.js";
 
 /** How often a held item looks at its session's dialog. */
 const DIALOG_POLL_MS = 500;
@@ -29,9 +29,7 @@ export interface AttentionRegisterDeps {
   label(sid: string): string | undefined;
 }
 
-/** The attention queue (DR-0062): its engine, its topic and its ops. Only a
- * person reads and decides; a session is refused until the person can grant
- * one the right (never its own prompt). */
+/** The attention queue (DR-0062): its engine, its topic and its ops. */
 export function registerAttention(
   deps: AttentionRegisterDeps,
 ): Contribution & { attention: Attention } {
@@ -49,28 +47,8 @@ export function registerAttention(
   deps.hub.provideSnapshot("attention", () => ({
     items: attention.read({ pending: true, limit: 200 }).items,
   }));
-  const personOnly = (role: string) => {
-    if (role !== "user")
-      throw contractError(
-        "forbidden",
-        "only the person answers the attention queue: a session may not approve a prompt on its own say",
-      );
-  };
   return {
     attention,
-    handlers: {
-      attention_read(args, { caller }) {
-        personOnly(caller.role);
-        return attention.read(args);
-      },
-      attention_decide(args, { caller }) {
-        personOnly(caller.role);
-        return attention.decide(args, {
-          role: "user",
-          instance: deps.instanceId,
-          ...(args.via === undefined ? {} : { via: args.via }),
-        });
-      },
-    },
+    handlers: attentionHandlers({ attention, instanceId: deps.instanceId }),
   };
 }

@@ -4,16 +4,18 @@ import { readConfig } from "../../config/config.js";
 import { isSid, type Sid } from "../../contract/identifiers.js";
 import type { InboxMessage } from "../../contract/messaging.js";
 import { RESERVATIONS_NS } from "../../contract/reservations.js";
+import { editAnswer } from "../../harness/edit-answer.js";
 import {
-  editAnswer,
   type HookAnswer,
   type PromptHandOver,
   payloadString,
   promptAnswer,
 } from "../../harness/hook-answers.js";
+import { readPermissionRequest } from "../../harness/permission-request.js";
 import { configFile } from "../../state/paths.js";
 import { ShownLedger } from "../../state/shown-ledger.js";
 import type { Clock } from "../../util/clock.js";
+import type { Attention } from "../attention/engine.js";
 import type { Kv } from "../kv/kv.js";
 import type { Messaging } from "../messaging/engine.js";
 import type { Sessions } from "../sessions/sessions.js";
@@ -21,6 +23,8 @@ import type { Sessions } from "../sessions/sessions.js";
 /** What the hook answers read, in-process. */
 export interface HookAnswersDeps {
   messaging: Pick<Messaging, "handOverHere">;
+  /** The attention queue: a PermissionRequest waits there (DR-0062). */
+  attention: Pick<Attention, "ask">;
   kv: Pick<Kv, "list">;
   sessions: Pick<Sessions, "touch">;
   clock: Clock;
@@ -43,12 +47,23 @@ const PROMPT_DEADLINE_MS = 3000;
 export class HookAnswers {
   constructor(private readonly deps: HookAnswersDeps) {}
 
-  /** The answer to one hook's payload; undefined = none (`{}`). */
-  answer(payload: Record<string, unknown>): Promise<HookAnswer> {
+  /** The answer to one hook's payload; undefined = none (`{}`). `gone`
+   * aborts when the hook's request goes away unanswered. */
+  answer(payload: Record<string, unknown>, gone: AbortSignal): Promise<HookAnswer> {
     const event = payload.hook_event_name;
     if (event === "UserPromptSubmit") return this.prompt(payload);
     if (event === "PreToolUse") return this.edit(payload);
+    if (event === "PermissionRequest") return this.permission(payload, gone);
     return Promise.resolve(undefined);
+  }
+
+  /** Held until a person decides, the terminal answers, the hold runs out
+   * or the hook goes away (DR-0062). */
+  private async permission(payload: Record<string, unknown>, gone: AbortSignal) {
+    const ask = readPermissionRequest(payload);
+    if (ask === undefined || !isSid(ask.sid)) return undefined;
+    this.deps.sessions.touch(ask.sid);
+    return (await this.deps.attention.ask(ask, "claude", gone)) as HookAnswer;
   }
 
   private async prompt(payload: Record<string, unknown>): Promise<HookAnswer> {

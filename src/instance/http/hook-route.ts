@@ -32,9 +32,15 @@ export async function hookRoutePlugin(app: FastifyInstance, o: HookRouteOptions)
       typeof req.body === "object" && req.body !== null
         ? (req.body as Record<string, unknown>)
         : {};
+    // A hook that holds (PermissionRequest) hears when Claude Code gave up
+    // on it: its timeout, or the session's end.
+    const gone = new AbortController();
+    reply.raw.on("close", () => {
+      if (!reply.raw.writableEnded) gone.abort();
+    });
     let out: HookAnswer;
     try {
-      out = await o.hooks.answer(payload);
+      out = await o.hooks.answer(payload, gone.signal);
     } catch {
       out = undefined;
     }
