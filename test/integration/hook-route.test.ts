@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseDirectDelivery } from "../../src/contract/direct-delivery.js";
+import { deliveriesIn } from "../../src/harness/item-builder.js";
 import { loadOrMintHookToken } from "../../src/state/hook-token.js";
 import { inboxRows } from "../helpers/db.js";
 import {
@@ -40,15 +40,7 @@ async function routeHook(payload: Record<string, unknown>): Promise<Record<strin
 function textsOf(out: unknown): string[] {
   const context = (out as { hookSpecificOutput?: { additionalContext?: string } } | undefined)
     ?.hookSpecificOutput?.additionalContext;
-  if (context === undefined) return [];
-  const close = "\n</cross-session-message>";
-  const texts: string[] = [];
-  for (let at = context.indexOf("<cross-session-message "); at >= 0; ) {
-    const end = context.indexOf(close, at) + close.length;
-    texts.push(parseDirectDelivery(context.slice(at, end))?.text ?? "(unreadable)");
-    at = context.indexOf("<cross-session-message ", end);
-  }
-  return texts;
+  return context === undefined ? [] : deliveriesIn(context).map((d) => d.text);
 }
 
 describe("the http hook route, in-process", () => {

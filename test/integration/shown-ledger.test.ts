@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseDirectDelivery } from "../../src/contract/direct-delivery.js";
 import type { InboxMessage } from "../../src/contract/messaging.js";
+import { deliveriesIn } from "../../src/harness/item-builder.js";
 import { LineFramer } from "../../src/net/line-framer.js";
 import { socketPath } from "../../src/state/paths.js";
 import { isolatedHome, runCli } from "../helpers/instance.js";
@@ -76,15 +76,7 @@ async function hookRun(stateDir: string, env: Record<string, string>, sid: strin
   expect(r.code).toBe(0);
   if (r.stdout === "") return [];
   const out = JSON.parse(r.stdout) as { hookSpecificOutput: { additionalContext: string } };
-  const context = out.hookSpecificOutput.additionalContext;
-  const close = "\n</cross-session-message>";
-  const texts: string[] = [];
-  for (let at = context.indexOf("<cross-session-message "); at >= 0; ) {
-    const end = context.indexOf(close, at) + close.length;
-    texts.push(parseDirectDelivery(context.slice(at, end))?.text ?? "(unreadable)");
-    at = context.indexOf("<cross-session-message ", end);
-  }
-  return texts;
+  return deliveriesIn(out.hookSpecificOutput.additionalContext).map((d) => d.text);
 }
 
 describe("the shown ledger (a confirmation left unanswered)", () => {
