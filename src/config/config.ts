@@ -63,6 +63,10 @@ export interface CcmsgConfig {
   /** The instances this one links with (mesh-config.ts, DR-0047), besides
    * those `ccmsg mesh add` put in `<state dir>/mesh.json`. */
   mesh?: MeshConfig;
+  /** The attention queue (DR-0062): how long a hook is held for a decision
+   * while the person is away (default 600 s), and how recent their input at
+   * the terminal must be for them to count as there (default 60 s; 0: never). */
+  attention?: { hold_seconds?: number; at_terminal_seconds?: number };
 }
 
 export interface HttpConfig {
@@ -108,6 +112,7 @@ const KNOWN_KEYS = [
   "http",
   "store",
   "mesh",
+  "attention",
 ];
 
 /** Read and check the config; a missing file is the empty config. */
@@ -220,6 +225,21 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
     out.search_budget_ms = ms;
   }
   if (value.launcher !== undefined) out.launcher = checkLauncher(value.launcher, bad);
+  if (value.attention !== undefined) {
+    const a = value.attention;
+    if (!isObject(a))
+      throw bad("attention", "must be an object {hold_seconds?, at_terminal_seconds?}");
+    out.attention = {};
+    for (const k of Object.keys(a)) {
+      if (k !== "hold_seconds" && k !== "at_terminal_seconds")
+        throw bad(`attention.${k}`, "unknown key");
+      const v = a[k];
+      const least = k === "hold_seconds" ? 1 : 0;
+      if (typeof v !== "number" || !Number.isFinite(v) || v < least || v > 86_400)
+        throw bad(`attention.${k}`, `must be a number of seconds from ${least} to 86400`);
+      out.attention[k] = v;
+    }
+  }
   if (value.reservations !== undefined) {
     const r = value.reservations;
     if (!isObject(r))

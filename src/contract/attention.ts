@@ -32,6 +32,10 @@ export const ATTENTION_ENDS = [
   "timed_out",
   /** The session ended while the item waited. */
   "session_gone",
+  /** The person was at the terminal (they typed into the session, or
+   * answered its dialog there, within the window): the hook fell through at
+   * once so their own dialog is not delayed. */
+  "at_terminal",
   /** The hook went away unanswered (the instance restarted, the harness
    * cancelled it); the dialog, if any, is in the terminal. */
   "hook_gone",
@@ -50,6 +54,13 @@ export const ATTENTION_PAGE_MAX = 200;
 /** How long a hook is held for a decision by default (the dialog is up in the
  * terminal all along, so holding costs the person at the terminal nothing). */
 export const ATTENTION_HOLD_DEFAULT_MS = 600_000;
+/** A person at the terminal: their last input there is at most this old
+ * (the hook then falls through at once). */
+export const ATTENTION_AT_TERMINAL_DEFAULT_MS = 60_000;
+/** The KV namespace that holds the person's grants (key: the granted sid),
+ * replicated across the mesh with the rest of KV so every instance that
+ * holds a hook can authorise a granted session's decision itself. */
+export const ATTENTION_GRANTS_NS = "attention_grants";
 /** A deny message, as a person types it. */
 export const ATTENTION_MESSAGE_MAX_CHARS = 2000;
 
@@ -118,12 +129,16 @@ export const AttentionItem = Type.Object({
 });
 export type AttentionItem = Static<typeof AttentionItem>;
 
-/** The queue, newest first: pending ones, or a session's, a page at a time. */
+/** The queue, newest first: pending ones, or a session's, a page at a time.
+ * `scope: "mesh"` adds every linked instance's page (each read there, as
+ * the caller, and authorised there); `limit` and `before` then apply to
+ * each instance's own ids. */
 export const AttentionReadArgs = Type.Object({
   pending: Type.Optional(Type.Boolean()),
   sid: Type.Optional(Sid),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: ATTENTION_PAGE_MAX })),
   before: Type.Optional(AttentionId),
+  scope: Type.Optional(Type.Union([Type.Literal("local"), Type.Literal("mesh")])),
 });
 export type AttentionReadArgs = Static<typeof AttentionReadArgs>;
 export const AttentionReadResult = Type.Object({
@@ -131,6 +146,9 @@ export const AttentionReadResult = Type.Object({
   /** How many are pending (of `sid` when given). */
   pending: Type.Integer({ minimum: 0 }),
   more: Type.Optional(Type.Literal(true)),
+  /** `scope: "mesh"`: the instances whose items could not be read (no
+   * link, no answer, or they refused the caller), with why. */
+  unread: Type.Optional(Type.Array(Type.Object({ instance: InstanceId, reason: Type.String() }))),
 });
 export type AttentionReadResult = Static<typeof AttentionReadResult>;
 export const AttentionReadRequest = request("attention_read", AttentionReadArgs);
@@ -167,6 +185,45 @@ export function decideViolations(args: AttentionDecideArgs): string[] {
   if (args.behavior === "deny" && args.always === true) return ["/always: only with allow"];
   if (args.behavior === "deny" && args.answers !== undefined) return ["/answers: only with allow"];
   return [];
+}
+
+/** The person's grant: session `sid` may read and decide other sessions'
+ * items (never its own). Off until the person grants it. */
+export const AttentionGrant = Type.Object({
+  sid: Sid,
+  sid_label: Type.Optional(Type.String()),
+  granted_at: Timestamp,
+  /** The instance the person granted it on. */
+  instance: InstanceId,
+});
+export type AttentionGrant = Static<typeof AttentionGrant>;
+
+/** The person grants session `grantee` the right (kept, mesh-wide, until
+ * revoked). Named `grantee`, not `sid`: the op is no session's to forward. */
+export const AttentionGrantArgs = Type.Object({ grantee: Sid });
+export const AttentionGrantResult = Type.Object({ grant: AttentionGrant });
+export const AttentionGrantRequest = request("attention_grant", AttentionGrantArgs);
+export const AttentionGrantResponse = response("attention_grant", AttentionGrantResult);
+
+/** The person takes it back; `revoked` false when there was none. */
+export const AttentionRevokeArgs = Type.Object({ grantee: Sid });
+export const AttentionRevokeResult = Type.Object({ revoked: Type.Boolean() });
+export const AttentionRevokeRequest = request("attention_revoke", AttentionRevokeArgs);
+export const AttentionRevokeResponse = response("attention_revoke", AttentionRevokeResult);
+
+/** Every grant in force. */
+export const AttentionGrantsArgs = Type.Object({});
+export const AttentionGrantsResult = Type.Object({ grants: Type.Array(AttentionGrant) });
+export const AttentionGrantsRequest = request("attention_grants", AttentionGrantsArgs);
+export const AttentionGrantsResponse = response("attention_grants", AttentionGrantsResult);
+
+/** A grant as kept in KV, or undefined for anything else written there. */
+export function parseGrant(value: unknown): AttentionGrant | undefined {
+  const v = value as Partial<AttentionGrant> | null;
+  if (typeof v !== "object" || v === null) return undefined;
+  if (typeof v.sid !== "string" || typeof v.granted_at !== "number") return undefined;
+  if (typeof v.instance !== "string") return undefined;
+  return v as AttentionGrant;
 }
 
 /** `attention` (extension topic): the queue live, every item that changed. */

@@ -267,6 +267,32 @@ export const OP_ATTRIBUTES = {
     errors: ["session_not_found", "not_found"],
     extension: true,
   },
+  // The person's grants (DR-0062): theirs alone to give and take back;
+  // anyone greeted sees them. Kept in KV, so whichever instance answers.
+  attention_grant: {
+    plane: "control",
+    roles: USER_ONLY,
+    needs_hello: true,
+    locality: "cluster",
+    errors: [],
+    extension: true,
+  },
+  attention_revoke: {
+    plane: "control",
+    roles: USER_ONLY,
+    needs_hello: true,
+    locality: "cluster",
+    errors: [],
+    extension: true,
+  },
+  attention_grants: {
+    plane: "control",
+    roles: AGENT_AND_USER,
+    needs_hello: true,
+    locality: "cluster",
+    errors: [],
+    extension: true,
+  },
 
   // --- control (29): every one needs a greeting ---
   session_kill: userLocal(["session_not_found"]),

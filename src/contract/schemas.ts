@@ -93,6 +93,18 @@ export const OP_SCHEMAS = {
     request: attention.AttentionDecideRequest,
     response: attention.AttentionDecideResponse,
   },
+  attention_grant: {
+    request: attention.AttentionGrantRequest,
+    response: attention.AttentionGrantResponse,
+  },
+  attention_revoke: {
+    request: attention.AttentionRevokeRequest,
+    response: attention.AttentionRevokeResponse,
+  },
+  attention_grants: {
+    request: attention.AttentionGrantsRequest,
+    response: attention.AttentionGrantsResponse,
+  },
 
   session_kill: {
     request: sessionControl.SessionKillRequest,

@@ -174,11 +174,14 @@ export async function buildEngines(input: EngineInputs): Promise<Engines> {
   const attention = take(
     registerAttention({
       ...{ instanceId: id, db: store.db, queue: store.queue, hub, clock, log },
-      ...(input.testHooks && env.CCMSG_TEST_ATTENTION_HOLD_MS !== undefined
-        ? { holdMs: Number(env.CCMSG_TEST_ATTENTION_HOLD_MS) }
-        : {}),
+      ...{ kv: kv.kv, mesh: mesh.mesh, ...attentionTimes(config, env, input.testHooks) },
       dialog: (sid) => dialogOf(harness, configHome, sid),
       label: (sid) => sessions.sessions.label(sid),
+      messagedAt: (sid) => {
+        const found = sessions.sessions.lookup(sid);
+        return found?.kind === "live" ? found.session.last_user_input_at : undefined;
+      },
+      ended: (item) => search.search.attention(item),
     }),
   );
   const { hooks } = take(
@@ -284,4 +287,23 @@ function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
     );
     return {};
   }
+}
+
+/** The attention queue's hold and at-the-terminal window: the config's, or
+ * the test hook's hold. */
+function attentionTimes(
+  config: CcmsgConfig,
+  env: NodeJS.ProcessEnv,
+  testHooks: boolean | undefined,
+): { holdMs?: number; atTerminalMs?: number } {
+  const a = config.attention ?? {};
+  const testHold = testHooks ? env.CCMSG_TEST_ATTENTION_HOLD_MS : undefined;
+  return {
+    ...(testHold !== undefined
+      ? { holdMs: Number(testHold) }
+      : a.hold_seconds === undefined
+        ? {}
+        : { holdMs: a.hold_seconds * 1000 }),
+    ...(a.at_terminal_seconds === undefined ? {} : { atTerminalMs: a.at_terminal_seconds * 1000 }),
+  };
 }

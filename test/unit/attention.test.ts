@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import type { AttentionItem } from "../../src/contract/attention.js";
 import { readPermissionRequest } from "../../src/harness/permission-request.js";
 import { Attention, type DialogState } from "../../src/instance/attention/engine.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
@@ -9,6 +10,7 @@ import { AttentionStore } from "../../src/store/attention.js";
 import { CommitQueue } from "../../src/store/commit-queue.js";
 import { Clock } from "../../src/util/clock.js";
 import { closeInboxes, openInbox } from "../helpers/db.js";
+import { TestClock } from "../helpers/kv-replicas.js";
 
 afterEach(closeInboxes);
 
@@ -23,7 +25,7 @@ const PERSON = { role: "user" as const, instance: INSTANCE, via: "console" };
 
 /** The queue on a real SQLite file; `dialog` is what the session's state
  * file would say, set by the test. */
-function queue(o: { holdMs?: number; dir?: string } = {}) {
+function queue(o: { holdMs?: number; dir?: string; atTerminalMs?: number; clock?: Clock } = {}) {
   const { store, dir } = openInbox(o.dir);
   const records = new AttentionStore(
     store.db,
@@ -32,17 +34,23 @@ function queue(o: { holdMs?: number; dir?: string } = {}) {
     7 * 86_400_000,
   );
   let dialog: DialogState;
+  const messaged = new Map<string, number>();
+  const ended: AttentionItem[] = [];
   const attention = new Attention({
-    ...{ instanceId: INSTANCE, store: records, clock: new Clock() },
+    ...{ instanceId: INSTANCE, store: records, clock: o.clock ?? new Clock() },
     ...{ hub: new TopicHub(INSTANCE, pino({ level: "silent" })), log: pino({ level: "silent" }) },
-    ...{ holdMs: o.holdMs ?? 60_000, pollMs: 10 },
+    ...{ holdMs: o.holdMs ?? 60_000, pollMs: 10, atTerminalMs: o.atTerminalMs ?? 60_000 },
     dialog: async () => dialog,
     label: () => "web-app",
+    messagedAt: (sid) => messaged.get(sid),
+    ended: (item) => ended.push(item),
   });
   return {
     attention,
     records,
     dir,
+    messaged,
+    ended,
     setDialog: (d: DialogState) => {
       dialog = d;
     },
@@ -158,5 +166,64 @@ describe("the attention queue (DR-0062)", () => {
         PERSON,
       ),
     ).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("falls through at once while the person is at the terminal, and holds once they are away", async () => {
+    const clock = new TestClock(1_790_000_000_000);
+    const { attention, setDialog, ended } = queue({ clock, holdMs: 60_000, atTerminalMs: 60_000 });
+    setDialog({ waiting: true });
+    const sid = bash().sid;
+    // They typed a prompt there 30 s ago: their own dialog is not delayed.
+    attention.typed(sid);
+    clock.advance(30_000);
+    expect(await attention.ask(bash(), "claude", new AbortController().signal)).toEqual({});
+    expect(attention.read({}).items[0]).toMatchObject({ end: "at_terminal" });
+    expect(ended.map((i) => i.end)).toEqual(["at_terminal"]);
+
+    // 61 s after that prompt they count as away: the hook is held for a decision.
+    clock.advance(31_000);
+    const answer = attention.ask(bash(), "claude", new AbortController().signal);
+    const id = await pendingId(attention);
+    await attention.decide({ sid, id, behavior: "allow" }, PERSON);
+    expect(await answer).toMatchObject({ hookSpecificOutput: { decision: { behavior: "allow" } } });
+  });
+
+  it("takes a dialog answered in the terminal for the person being there", async () => {
+    const clock = new TestClock(1_790_000_000_000);
+    const { attention, setDialog } = queue({ clock });
+    setDialog({ waiting: true });
+    const first = attention.ask(bash(), "claude", new AbortController().signal);
+    await pendingId(attention);
+    setDialog({ waiting: false, since: clock.now() + 1 });
+    expect(await first).toEqual({});
+    setDialog({ waiting: true });
+    clock.advance(5000);
+    expect(await attention.ask(bash(), "claude", new AbortController().signal)).toEqual({});
+    expect(attention.read({}).items.map((i) => i.end)).toEqual([
+      "at_terminal",
+      "answered_in_terminal",
+    ]);
+  });
+
+  it("does not take the person's message typed in by ccmsg for them being at the terminal", async () => {
+    const clock = new TestClock(1_790_000_000_000);
+    const { attention, messaged } = queue({ clock });
+    const sid = bash().sid;
+    messaged.set(sid, clock.now());
+    clock.advance(2000);
+    attention.typed(sid);
+    const answer = attention.ask(bash(), "claude", new AbortController().signal);
+    const id = await pendingId(attention);
+    await attention.decide({ sid, id, behavior: "deny" }, PERSON);
+    expect(await answer).toMatchObject({ hookSpecificOutput: { decision: { behavior: "deny" } } });
+  });
+
+  it("never falls through early with the window off", async () => {
+    const { attention } = queue({ atTerminalMs: 0 });
+    attention.typed(bash().sid);
+    const answer = attention.ask(bash(), "claude", new AbortController().signal);
+    const id = await pendingId(attention);
+    await attention.decide({ sid: bash().sid, id, behavior: "allow" }, PERSON);
+    expect(await answer).toMatchObject({ hookSpecificOutput: { decision: { behavior: "allow" } } });
   });
 });

@@ -45,9 +45,22 @@ export interface AttentionDeps {
   holdMs: number;
   /** How often a held item looks at its session's dialog. */
   pollMs: number;
+  /** A person whose last input at the session's terminal is at most this
+   * old is there: the hook falls through at once (0: never). */
+  atTerminalMs: number;
+  /** When the person last sent the session a message (ccmsg's typed route
+   * types those into its pane: the prompt that follows is not theirs at
+   * the terminal). */
+  messagedAt(sid: string): number | undefined;
   dialog(sid: string): Promise<DialogState>;
   label(sid: string): string | undefined;
+  /** Every item that ended, for the session's searchable record. */
+  ended?(item: AttentionItem): void;
 }
+
+/** A prompt this soon after the person's message is that message, typed in
+ * by ccmsg (its typed route confirms within 5 s), not the person there. */
+const TYPED_ROUTE_SLACK_MS = 10_000;
 
 interface Held {
   ask: PermissionAsk;
@@ -61,6 +74,9 @@ interface Held {
 
 export class Attention {
   private readonly held = new Map<number, Held>();
+  /** sid → when the person last did something at its terminal: typed a
+   * prompt, or answered a dialog there before any decision came. */
+  private readonly atTerminal = new Map<string, number>();
 
   constructor(private readonly d: AttentionDeps) {}
 
@@ -99,6 +115,12 @@ export class Attention {
       await this.end(item, "hook_gone");
       return {};
     }
+    // The person is at the terminal: the dialog there is theirs to answer,
+    // and a hook held open would only keep the queue showing it.
+    if (this.here(ask.sid, item.asked_at)) {
+      await this.end(item, "at_terminal");
+      return {};
+    }
     return new Promise((resolve) => {
       const h: Held = {
         ask,
@@ -112,6 +134,23 @@ export class Attention {
       gone.addEventListener("abort", () => void this.close(h, "hook_gone"), { once: true });
       this.watch(h);
     });
+  }
+
+  /** The session's harness took a prompt typed at its terminal. */
+  typed(sid: string): void {
+    const now = this.d.clock.now();
+    const messaged = this.d.messagedAt(sid);
+    if (messaged !== undefined && now - messaged < TYPED_ROUTE_SLACK_MS) return;
+    this.atTerminal.set(sid, now);
+  }
+
+  /** Whether the person was at `sid`'s terminal within the window. */
+  private here(sid: string, now: number): boolean {
+    const at = this.atTerminal.get(sid);
+    if (at === undefined || this.d.atTerminalMs <= 0) return false;
+    if (now - at <= this.d.atTerminalMs) return true;
+    this.atTerminal.delete(sid);
+    return false;
   }
 
   /** A person (or a granted session) decides. */
@@ -214,7 +253,13 @@ export class Attention {
       ended_at: at,
     }));
     if (ended === undefined) throw new Error(`attention item ${item.id} is gone`);
+    if (end === "answered_in_terminal") this.atTerminal.set(ended.sid, at);
     this.publish(ended);
+    try {
+      this.d.ended?.(ended);
+    } catch (error) {
+      this.d.log.warn({ err: error, id: ended.id }, "attention item not indexed");
+    }
     return ended;
   }
 
@@ -231,6 +276,8 @@ function endedBecause(item: AttentionItem): string {
       return `already ${item.end}${item.decided_by?.via === undefined ? "" : ` from the ${item.decided_by.via}`}`;
     case "answered_in_terminal":
       return "it was answered in the terminal";
+    case "at_terminal":
+      return "the person was at the terminal: it is answered there";
     case "timed_out":
       return "nobody decided in time: answer it in the terminal";
     case "session_gone":

@@ -24,7 +24,7 @@ import type { Sessions } from "../sessions/sessions.js";
 export interface HookAnswersDeps {
   messaging: Pick<Messaging, "handOverHere">;
   /** The attention queue: a PermissionRequest waits there (DR-0062). */
-  attention: Pick<Attention, "ask">;
+  attention: Pick<Attention, "ask" | "typed">;
   kv: Pick<Kv, "list">;
   sessions: Pick<Sessions, "touch">;
   clock: Clock;
@@ -70,6 +70,8 @@ export class HookAnswers {
     const sid = sidOf(payload);
     if (sid === undefined) return undefined;
     this.deps.sessions.touch(sid);
+    // A prompt submitted at the terminal: the person is there (DR-0062).
+    this.deps.attention.typed(sid);
     const started = Date.now();
     const here = this.deps.messaging.handOverHere(sid);
     try {

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
+import type { AttentionItem } from "../../contract/attention.js";
 import { contractError } from "../../contract/errors.js";
 import type { InboxMessage, Notification } from "../../contract/messaging.js";
 import type { SearchAnswer } from "../../contract/search.js";
@@ -12,7 +13,7 @@ import type { DocRow } from "../../store/search-index.js";
 import type { SearchArgs } from "../../store/search-query.js";
 import type { IndexEvent, IndexJob, IndexRequest } from "./index-worker.js";
 import type { QueryJob, QueryQuestion, QueryReply, QueryRequest } from "./query-worker.js";
-import { messageRow, notificationRow } from "./rows.js";
+import { attentionRow, messageRow, notificationRow } from "./rows.js";
 
 // Search across sessions (DR-0037), as the instance sees it: two threads
 // beside the event loop — the index worker, the one writer of `search.db`,
@@ -165,6 +166,11 @@ export class SearchEngine {
   /** A notification went out (`notify_send`, `say_post`). */
   notification(n: Notification): void {
     this.hand(notificationRow(n));
+  }
+
+  /** An attention item ended (DR-0062): its record joins the session's. */
+  attention(item: AttentionItem): void {
+    this.hand(attentionRow(item));
   }
 
   private hand(row: DocRow): void {

@@ -1,13 +1,14 @@
 import { stat } from "node:fs/promises";
 import { setImmediate as turn } from "node:timers/promises";
 import { parentPort, workerData } from "node:worker_threads";
+import type { AttentionItem } from "../../contract/attention.js";
 import type { InboxMessage } from "../../contract/messaging.js";
 import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
 import { type Db, openDatabase } from "../../store/database.js";
 import { type DocRow, openSearchIndex, SearchWriter } from "../../store/search-index.js";
 import { trimWalWhenIdle } from "../../store/wal-trim.js";
-import { messageRow } from "./rows.js";
+import { attentionRow, messageRow } from "./rows.js";
 import { TranscriptIndexer } from "./transcript-indexer.js";
 
 // The search index's one writer, on its own thread (search/engine.ts starts
@@ -200,6 +201,27 @@ async function open(): Promise<void> {
   await r.indexer.start();
 }
 
+/** The attention items the store still holds, ended ones (DR-0062); a store
+ * from before the queue has no table, and nothing to import. */
+function importAttention(store: ReturnType<typeof openDatabase>): void {
+  const table = store
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'attention'")
+    .get();
+  if (table === undefined) return;
+  const rows = store
+    .prepare("SELECT body FROM attention WHERE ended_at IS NOT NULL ORDER BY id")
+    .iterate() as IterableIterator<{ body: string }>;
+  let batch: DocRow[] = [];
+  for (const row of rows) {
+    batch.push(attentionRow(JSON.parse(row.body) as AttentionItem));
+    if (batch.length >= IMPORT_BATCH) {
+      add(batch);
+      batch = [];
+    }
+  }
+  add(batch);
+}
+
 /** A new index starts with the messages the store still holds. */
 async function importMessages(): Promise<void> {
   let store: ReturnType<typeof openDatabase>;
@@ -222,6 +244,7 @@ async function importMessages(): Promise<void> {
       }
     }
     add(batch);
+    importAttention(store);
   } catch (error) {
     warn("search: the store's messages could not be read", { err: error });
   } finally {
