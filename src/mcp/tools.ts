@@ -5,7 +5,9 @@ import type { Client } from "../client/client.js";
 import type { Flags } from "../client/flags.js";
 import { peersAcross } from "../client/peers-across.js";
 import { knownSessions, resolveSid, wholeSid } from "../client/sid-resolve.js";
+import { ATTENTION_GRANTS_NS, type AttentionDecideArgs } from "../contract/attention.js";
 import { LANES } from "../contract/ecc/lanes.js";
+import { contractError } from "../contract/errors.js";
 import type { KvEntry } from "../contract/kv.js";
 import type { LastLiveSession, PeerInfo } from "../contract/peers.js";
 import { RESERVATIONS_NS } from "../contract/reservations.js";
@@ -217,6 +219,13 @@ export const TOOLS: Record<string, Tool> = {
       value: Type.Unknown({ description: "any JSON value" }),
     }),
     async run(a, ctx) {
+      // The person's attention grants live in KV: a session writing them as
+      // the person would grant itself what only the person may (DR-0062).
+      if (a.ns === ATTENTION_GRANTS_NS)
+        throw contractError(
+          "forbidden",
+          "the attention grants are the person's to give: ccmsg attention grant <sid>",
+        );
       return json(
         await ctx.person.call("kv_write", {
           ns: a.ns,
@@ -326,6 +335,52 @@ export const TOOLS: Record<string, Tool> = {
         (store) => `moved ${workItemLine(moveWorkItem(store, a.id, a.lane).item)}`,
         async (store) => `moved ${workItemLine((await moveWorkItemPg(store, a.id, a.lane)).item)}`,
       );
+    },
+  }),
+  attention: tool({
+    description:
+      "Others' pending prompts, if the person let you; item (id@instance) + allow decides one.",
+    input: Type.Object({
+      item: Type.Optional(Type.String()),
+      allow: Type.Optional(Type.Boolean()),
+      why: Type.Optional(Type.String()),
+    }),
+    async run(a, ctx) {
+      const me = actor(ctx, "attention");
+      const page = await ctx.link.call("attention_read", { pending: true, scope: "mesh" });
+      // Its own prompts are the person's alone to answer: not offered.
+      const r = { ...page, items: page.items.filter((i) => i.sid !== me) };
+      if (a.item === undefined)
+        return json({
+          items: r.items.map((i) => ({
+            item: `${i.id}@${i.instance}`,
+            session: i.sid_label ?? i.sid,
+            tool: i.tool,
+            input: i.input,
+            ...(i.questions === undefined ? {} : { questions: i.questions }),
+          })),
+          ...(r.unread === undefined ? {} : { unread: r.unread }),
+        });
+      const found = r.items.find((i) => `${i.id}@${i.instance}` === a.item);
+      if (found === undefined)
+        throw contractError("not_found", `no pending item ${a.item} (call attention to list them)`);
+      if (a.allow === undefined)
+        throw contractError("invalid_args", "allow: true to allow, false to deny");
+      const args = {
+        // The envelope field that carries it to the item's instance (contract §8).
+        to_instance: found.instance,
+        sid: found.sid,
+        id: found.id,
+        behavior: a.allow ? ("allow" as const) : ("deny" as const),
+        via: "mcp",
+        ...(a.why === undefined || a.allow ? {} : { message: a.why }),
+      };
+      const d = await ctx.link.call("attention_decide", args as AttentionDecideArgs);
+      return json({
+        outcome: d.outcome,
+        end: d.item.end,
+        ...(d.reason ? { reason: d.reason } : {}),
+      });
     },
   }),
   status: tool({

@@ -56,6 +56,7 @@ describe("ccmsg mcp", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        "attention",
         "board_claim",
         "board_list",
         "board_move",

@@ -1,6 +1,5 @@
 import type {
   AttentionDecider,
-  AttentionItem,
   AttentionReadArgs,
   AttentionReadResult,
 } from "../../contract/attention.js";
@@ -44,9 +43,7 @@ export function attentionHandlers(deps: AttentionHandlerDeps): Handlers {
   return {
     async attention_read(args, { caller }) {
       mayAnswer(caller);
-      const own = (items: AttentionItem[]) => withoutOwn(items, caller);
-      const local = attention.read(args);
-      const here = { ...local, items: own(local.items) };
+      const here = attention.read(args);
       if (args.scope !== "mesh") return here;
       return meshRead(deps, args, caller, here);
     },
@@ -77,12 +74,6 @@ export function attentionHandlers(deps: AttentionHandlerDeps): Handlers {
       return { grants: grants.list() };
     },
   };
-}
-
-/** A granted session sees the others' items, not its own: those are the
- * person's alone to answer. */
-function withoutOwn(items: AttentionItem[], caller: Identity): AttentionItem[] {
-  return caller.role === "session" ? items.filter((i) => i.sid !== caller.sid) : items;
 }
 
 /** This instance's page and every linked peer's, each read there as the
