@@ -35,7 +35,10 @@ describe("the op attribute table", () => {
   it("adds the documented extensions: receipts_read (DR-0054), the person's inbox (DR-0056), a session's answer and a person's reading, and the attention queue (DR-0062)", () => {
     expect(OP_NAMES.filter((op) => !GENERATION_OP_NAMES.includes(op)).sort()).toEqual([
       "attention_decide",
+      "attention_grant",
+      "attention_grants",
       "attention_read",
+      "attention_revoke",
       "notifications_mark_read",
       "notifications_read",
       "notify_reply",
@@ -46,6 +49,10 @@ describe("the op attribute table", () => {
     expect(OP_ATTRIBUTES.notifications_mark_read.roles).toEqual(["user"]);
     for (const op of ["notify_reply", "notifications_read", "notifications_mark_read"] as const)
       expect(opErrors(op).join(", ")).toBe("invalid_args, hello_required, forbidden");
+    // The person's grants: theirs alone to give and take back (DR-0062).
+    expect(OP_ATTRIBUTES.attention_grant.roles).toEqual(["user"]);
+    expect(OP_ATTRIBUTES.attention_revoke.roles).toEqual(["user"]);
+    expect(OP_ATTRIBUTES.attention_grants.roles).toEqual(["session", "user"]);
     // A decision names its session: forwarded to the instance holding its hook.
     expect(opErrors("attention_decide").join(", ")).toBe(
       "invalid_args, session_not_found, not_found, hello_required, forbidden, instance_unreachable",

@@ -5,8 +5,10 @@ import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseToml } from "smol-toml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadOrMintHookToken } from "../../src/state/hook-token.js";
 import { CLI, childEnv, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+import { until } from "../helpers/real-claude.js";
 
 // `ccmsg mcp` driven by the SDK's own client over stdio, as a harness runs
 // it: a real instance in a temp state dir, the server spawned with the
@@ -217,6 +219,47 @@ describe("ccmsg mcp", () => {
       expect(r.isError).toBe(true);
       expect(r.text).toMatch(/^invalid_args: .*acts as a session/);
     }
+  });
+
+  it("attention: refused until the person grants the session; then it decides another session's prompt", async () => {
+    const sid = newSid();
+    const a = await serverAs(sid);
+    const before = await call(a, "attention");
+    expect(before.isError).toBe(true);
+    expect(before.text).toMatch(/^forbidden: /);
+    // Nor may it grant itself through the person's KV.
+    const self = await call(a, "kv_set", { ns: "attention_grants", key: sid, value: { sid } });
+    expect(self.text).toMatch(/^forbidden: /);
+
+    expect((await runCli(["attention", "grant", sid], env)).code).toBe(0);
+    const other = newSid();
+    const prompt = fetch(new URL("/hooks/claude", inst.http), {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${loadOrMintHookToken(inst.stateDir)}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        hook_event_name: "PermissionRequest",
+        session_id: other,
+        cwd: "/tmp",
+        tool_name: "Bash",
+        tool_input: { command: "make deploy" },
+      }),
+    }).then((r) => r.json());
+    const item = await until("the item", async () => {
+      const listed = JSON.parse((await call(a, "attention")).text) as {
+        items: { item: string; tool: string; input: string }[];
+      };
+      return listed.items.find((i) => i.input.includes("make deploy"));
+    });
+    expect(item.tool).toBe("Bash");
+    const r = await call(a, "attention", { item: item.item, allow: false, why: "not now" });
+    expect(JSON.parse(r.text)).toEqual({ outcome: "decided", end: "denied" });
+    expect(await prompt).toMatchObject({
+      hookSpecificOutput: { decision: { behavior: "deny", message: "not now" } },
+    });
+    await runCli(["attention", "revoke", sid], env);
   });
 
   it("kv_set then kv_get", async () => {
