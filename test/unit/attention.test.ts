@@ -2,9 +2,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { checkConfig } from "../../src/config/config.js";
 import type { AttentionItem } from "../../src/contract/attention.js";
 import { readPermissionRequest } from "../../src/harness/permission-request.js";
 import { Attention, type DialogState } from "../../src/instance/attention/engine.js";
+import { attentionRow } from "../../src/instance/search/rows.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
 import { AttentionStore } from "../../src/store/attention.js";
 import { CommitQueue } from "../../src/store/commit-queue.js";
@@ -225,5 +227,49 @@ describe("the attention queue (DR-0062)", () => {
     const id = await pendingId(attention);
     await attention.decide({ sid: bash().sid, id, behavior: "allow" }, PERSON);
     expect(await answer).toMatchObject({ hookSpecificOutput: { decision: { behavior: "allow" } } });
+  });
+});
+
+describe("the attention queue's config and record (DR-0062)", () => {
+  it("reads attention.hold_seconds and at_terminal_seconds, and names a wrong key", () => {
+    expect(
+      checkConfig({ attention: { hold_seconds: 30, at_terminal_seconds: 0 } }, "c.json"),
+    ).toEqual({ attention: { hold_seconds: 30, at_terminal_seconds: 0 } });
+    expect(() => checkConfig({ attention: { hold: 30 } }, "c.json")).toThrow(
+      "config c.json: attention.hold: unknown key",
+    );
+    expect(() => checkConfig({ attention: { hold_seconds: 0 } }, "c.json")).toThrow(
+      "attention.hold_seconds: must be a number of seconds from 1 to 86400",
+    );
+  });
+
+  it("indexes an item by its tool, its command, its end and who decided", () => {
+    const row = attentionRow({
+      id: 4,
+      instance: INSTANCE,
+      sid: bash().sid,
+      harness: "claude",
+      kind: "permission",
+      tool: "Bash",
+      input: '{"command":"npm publish"}',
+      asked_at: 1_790_000_000_000,
+      end: "allowed",
+      ended_at: 1_790_000_005_000,
+      decided_by: {
+        role: "session",
+        sid: "7c1d0e52-93a4-4f4e-8b1a-2f6d5c0e9a31",
+        instance: INSTANCE,
+        via: "mcp",
+      },
+    });
+    expect(row).toMatchObject({
+      sid: bash().sid,
+      type: "attention:permission",
+      at: 1_790_000_005_000,
+      item: `attention:${INSTANCE}:4`,
+    });
+    expect(row.text).toBe(
+      `Bash {"command":"npm publish"} — allowed by session 7c1d0e52-93a4-4f4e-8b1a-2f6d5c0e9a31 (mcp) on ${INSTANCE}`,
+    );
   });
 });
