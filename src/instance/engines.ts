@@ -298,12 +298,19 @@ function attentionTimes(
 ): { holdMs?: number; atTerminalMs?: number } {
   const a = config.attention ?? {};
   const testHold = testHooks ? env.CCMSG_TEST_ATTENTION_HOLD_MS : undefined;
+  // A scripted session types its prompt into the pane: tests that answer
+  // from elsewhere turn the at-the-terminal window off with "0".
+  const testWindow = testHooks ? env.CCMSG_TEST_ATTENTION_AT_TERMINAL_MS : undefined;
   return {
     ...(testHold !== undefined
       ? { holdMs: Number(testHold) }
       : a.hold_seconds === undefined
         ? {}
         : { holdMs: a.hold_seconds * 1000 }),
-    ...(a.at_terminal_seconds === undefined ? {} : { atTerminalMs: a.at_terminal_seconds * 1000 }),
+    ...(testWindow !== undefined
+      ? { atTerminalMs: Number(testWindow) }
+      : a.at_terminal_seconds === undefined
+        ? {}
+        : { atTerminalMs: a.at_terminal_seconds * 1000 }),
   };
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type {
@@ -8,7 +8,13 @@ import type {
   AttentionReadResult,
 } from "../../src/contract/attention.js";
 import { loadOrMintHookToken } from "../../src/state/hook-token.js";
-import { runCli, sharedInstance, type TestInstance } from "../helpers/instance.js";
+import {
+  isolatedHome,
+  runCli,
+  sharedInstance,
+  startInstance,
+  type TestInstance,
+} from "../helpers/instance.js";
 import { startMesh, type TestMesh } from "../helpers/mesh.js";
 import { newSid, Peer } from "../helpers/peer.js";
 import { until } from "../helpers/real-claude.js";
@@ -131,6 +137,26 @@ describe("attention grants (DR-0062)", () => {
       outcome: "refused",
       reason: "the person was at the terminal: it is answered there",
     });
+  });
+
+  it("holds it all the same with the config's window off (attention.at_terminal_seconds: 0)", async () => {
+    const home = isolatedHome();
+    const dir = join(home.env.XDG_CONFIG_HOME!, "ccmsg");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, "config.json"),
+      JSON.stringify({ attention: { at_terminal_seconds: 0 } }),
+    );
+    const inst = await startInstance({ env: { ...home.env, CCMSG_TEST_ATTENTION_HOLD_MS: "300" } });
+    try {
+      const sid = newSid();
+      await hook(inst, fixture("user-prompt-submit.json", sid));
+      expect(await hook(inst, bashPrompt(sid))).toEqual({});
+      const [item] = (await listed(inst.env)).items.filter((i) => i.sid === sid);
+      expect(item?.end).toBe("timed_out");
+    } finally {
+      await inst.stop();
+    }
   });
 
   it("keeps every request and decision searchable by tool and command", async () => {
