@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { InboxMessage } from "../../src/contract/messaging.js";
+import { putLegacyRows } from "../../src/store/migrations/0015-inbox-compact.js";
 import { closeInboxes, openInbox } from "../helpers/db.js";
 
 afterEach(closeInboxes);
@@ -10,11 +11,16 @@ const NOW = 100 * DAY;
 
 function open() {
   const { store, inbox } = openInbox();
-  const insert = store.db.prepare(
-    "INSERT INTO inbox (counter, sid, state, message, sent_at) VALUES (?, ?, ?, ?, ?)",
-  );
   const add = (counter: number, state: string, sentAt: number) =>
-    insert.run(counter, SID, state, JSON.stringify(message(counter, sentAt)), sentAt);
+    putLegacyRows(store.db, [
+      {
+        counter,
+        sid: SID,
+        state,
+        message: JSON.stringify(message(counter, sentAt)),
+        sent_at: sentAt,
+      },
+    ]);
   const rows = () =>
     (
       store.db.prepare("SELECT counter FROM inbox ORDER BY counter").all() as { counter: number }[]
