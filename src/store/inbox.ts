@@ -117,6 +117,7 @@ export class InboxStore {
   private selectRecent: BetterSqlite3.Statement | undefined;
   private selectSent: BetterSqlite3.Statement<[string, number, number, number]> | undefined;
   private selectReceipts: BetterSqlite3.Statement<[string]> | undefined;
+  private forgetUnused: BetterSqlite3.Statement<[{ id: number }]> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -765,35 +766,50 @@ export class InboxStore {
     const remove = this.db.prepare(
       `DELETE FROM inbox_rows WHERE counter > ? AND counter <= ? AND (
          (state = ${HELD} AND sent_at <= ?) OR state NOT IN (${HELD}, ${DELIVERED})
-         OR (state = ${DELIVERED} AND (coalesce(settled_at, sent_at) <= ? OR counter <= ?)))`,
+         OR (state = ${DELIVERED} AND (coalesce(settled_at, sent_at) <= ? OR counter <= ?)))
+       RETURNING sid, sender, label, origin`,
     );
     let removed = 0;
     let from = 0;
+    // The names the removed rows referred to: each may now name nothing.
+    const named = new Set<number>();
     while (from < floor && this.db.open) {
       const start = from;
       [from, removed] = await this.queue.run(() => {
         const end = Math.min((stepEnd.get(start, step) as { n: number | null }).n ?? floor, floor);
-        const n = remove.run(start, end, cutoff, keepAfter, keptFrom ?? 0).changes;
-        return [end, removed + n] as const;
+        const gone = remove.all(start, end, cutoff, keepAfter, keptFrom ?? 0) as {
+          sid: number;
+          sender: number;
+          label: number;
+          origin: number | null;
+        }[];
+        for (const r of gone) {
+          named.add(r.sid).add(r.sender).add(r.label);
+          if (r.origin !== null) named.add(r.origin);
+        }
+        return [end, removed + gone.length] as const;
       });
     }
-    if (removed > 0 && this.db.open) await this.queue.run(() => this.forgetNames());
+    for (const id of named) {
+      if (!this.db.open) break;
+      await this.queue.run(() => this.forgetName(id));
+    }
     return removed;
   }
 
-  /** Drop the names no row refers to any more (after compaction removed
-   * rows), and every id learned: a later write looks its names up again. A
-   * write committed before this one that learned a name refers to it, so its
-   * id, kept once that write's promise settles, stays right. */
-  private forgetNames(): void {
-    this.db
-      .prepare(
-        `DELETE FROM inbox_names WHERE id NOT IN (SELECT sid FROM inbox_rows)
-         AND id NOT IN (SELECT sender FROM inbox_rows) AND id NOT IN (SELECT label FROM inbox_rows)
-         AND id NOT IN (SELECT origin FROM inbox_rows WHERE origin IS NOT NULL)`,
-      )
-      .run();
-    this.nameIds.clear();
+  /**
+   * Drop a name no row refers to any more (a step of compaction: one scan of
+   * the rows at most). Every id learned goes with it, and a later write looks
+   * its names up again. A write committed before this step that learned a
+   * name refers to it, so that id, kept once the write's promise settles,
+   * stays right.
+   */
+  private forgetName(id: number): void {
+    this.forgetUnused ??= this.db.prepare(
+      `DELETE FROM inbox_names WHERE id = @id AND NOT EXISTS (SELECT 1 FROM inbox_rows
+         WHERE sid = @id OR sender = @id OR label = @id OR origin = @id)`,
+    );
+    if (this.forgetUnused.run({ id }).changes > 0) this.nameIds.clear();
   }
 
   /** Messages `from` sent between two instants, newest first (at most

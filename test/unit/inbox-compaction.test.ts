@@ -66,6 +66,32 @@ describe("inbox compaction", () => {
     expect(inbox.midFloor()).toBe(31);
   });
 
+  it("forgets the names only removed rows used, and a message to one of them later still reads right", async () => {
+    const { store, inbox, rows } = open();
+    const OTHER = "00000000-0000-4000-8000-000000000002";
+    const names = () =>
+      (
+        store.db.prepare("SELECT name FROM inbox_names ORDER BY name").pluck().all() as string[]
+      ).sort();
+    const to = (c: number, sentAt: number, from = "user") => ({
+      ...message(c, sentAt),
+      from,
+      from_label: `label of ${from}`,
+    });
+    await inbox.recordDelivered(OTHER, 1, to(1, NOW - 2 * DAY, SID));
+    await inbox.recordDelivered(SID, 2, to(2, NOW));
+    expect(names()).toEqual(["i", OTHER, SID, "label of user", `label of ${SID}`, "user"].sort());
+    await inbox.compact(NOW, 7 * DAY);
+    expect(rows()).toEqual([2]);
+    // OTHER and SID's label went with row 1; SID is still a recipient.
+    expect(names()).toEqual(["i", SID, "label of user", "user"].sort());
+    await inbox.recordDelivered(OTHER, 3, to(3, NOW, SID));
+    expect(inbox.receiptRows([2, 3]).map((r) => [r.sid, r.message])).toEqual([
+      [SID, to(2, NOW)],
+      [OTHER, to(3, NOW, SID)],
+    ]);
+  });
+
   it("keeps delivered rows for a day, for their receipts (DR-0054)", async () => {
     const { inbox, add, rows } = open();
     add(1, "delivered", NOW - 2 * DAY);

@@ -33,8 +33,16 @@ const msg = (counter: number, extra: Partial<InboxMessage> = {}): InboxMessage =
   ...extra,
 });
 
+interface OldRow {
+  counter: number;
+  sid: string;
+  state: string;
+  message: InboxMessage;
+  [column: string]: unknown;
+}
+
 /** Rows as a version-14 file holds them: every state, every stamp. */
-const OLD_ROWS = [
+const OLD_ROWS: OldRow[] = [
   // held, nothing else
   { counter: 1, sid: A, state: "held", message: msg(1) },
   // held and in flight when the instance died (in doubt)
