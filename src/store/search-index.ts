@@ -13,7 +13,8 @@ import { type Db, isDamagedError, openDatabase } from "./database.js";
 // stored once, in `texts`, and a snippet is made from there (search-query.ts).
 // `docs` and `texts` are apart so that `docs` stays dense — a filter on its
 // columns reads few pages however long the texts are; its sessions and
-// senders are numbers into `names` (a sid is 36 characters, on every row).
+// senders are numbers into `names` (a sid is 36 characters, on every row), and
+// so is a mid's instance (`origin`; the mid's counter is the item, DR-0063).
 // Besides the words, `fts` indexes a few tag words per row (whose session,
 // which type) so that a filter by session or type is part of the full-text
 // match, not a scan of its results; they are derived from `docs`, never
