@@ -7,6 +7,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { Client, type Pushed } from "../src/client/client.js";
 import { DAEMON_NODE_FLAGS, daemonEnv } from "../src/client/daemon-launch.js";
+import { type LegacyInboxRow, putLegacyRows } from "../src/store/migrations/0015-inbox-compact.js";
 import { CLI, startDaemon } from "./daemon.js";
 import { cpuMs, median, percentile, round, rssMb } from "./measure.js";
 
@@ -424,10 +425,8 @@ async function restart() {
   const empty = await spawnToFirstReply(r.dir, 9);
   const db = new Database(join(r.dir, "ccmsg.db"));
   const instance = readFileSync(join(r.dir, "instance.id"), "utf8").trim();
-  const insert = db.prepare(
-    "INSERT INTO inbox (counter, sid, state, message, sent_at) VALUES (?, ?, 'held', ?, ?)",
-  );
   const now = Date.now();
+  const rows: LegacyInboxRow[] = [];
   db.transaction(() => {
     for (let i = 1; i <= 100_000; i++) {
       const sid = `00000000-0000-4000-8000-${String(i % 400).padStart(12, "0")}`;
@@ -438,8 +437,9 @@ async function restart() {
         text: `held ${i}`,
         sent_at: now,
       };
-      insert.run(i, sid, JSON.stringify(message), now);
+      rows.push({ counter: i, sid, state: "held", message: JSON.stringify(message), sent_at: now });
     }
+    putLegacyRows(db, rows);
   })();
   db.close();
   const held = await spawnToFirstReply(r.dir, 9);

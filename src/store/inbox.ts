@@ -3,6 +3,15 @@ import type { InboxMessage } from "../contract/messaging.js";
 import type { ReceiptRoute } from "../contract/receipts.js";
 import type { CommitQueue } from "./commit-queue.js";
 import { type Db, isBusyError } from "./database.js";
+import {
+  INBOX_STATE,
+  MESSAGE_SQL,
+  ROUTE_CODE,
+  ROUTE_SQL,
+  rowFields,
+  SID_SQL,
+  STATE_SQL,
+} from "./migrations/0015-inbox-compact.js";
 
 /** A held message with its per-instance counter (the number in its mid). */
 export interface HeldMessage {
@@ -48,7 +57,14 @@ export interface ReceiptRow {
   unseen: string | null;
 }
 
-const RECEIPT_COLUMNS = "counter, sid, state, message, settled_at, route, seen_at, read_at, unseen";
+/** A receipt's columns, over `inbox_rows r`. */
+const RECEIPT_COLUMNS = `r.counter, ${SID_SQL} AS sid, ${STATE_SQL} AS state, ${MESSAGE_SQL} AS message,
+  r.settled_at, ${ROUTE_SQL} AS route, r.seen_at, r.read_at, r.unseen`;
+
+/** A name's id in `inbox_names`, for a statement's `?` (DR-0063): a name
+ * never stored matches no row. */
+const NAMED = "(SELECT id FROM inbox_names WHERE name = ?)";
+const { held: HELD, delivered: DELIVERED, dropped: DROPPED } = INBOX_STATE;
 
 /**
  * The inbox table: every message the instance accepted, `held` until its
@@ -62,7 +78,14 @@ export class InboxStore {
   private readonly markDelivered;
   private readonly countHeld;
   private readonly selectOldestHeld;
-  private readonly insertInFlight;
+  private readonly findName;
+  private readonly addName;
+  /** `inbox_names` ids by name, as committed: a send to a known recipient
+   * from a known sender is one INSERT. A name is learned inside a write
+   * (`learning`) and kept only once that write is committed, so a write
+   * undone never leaves an id that names nothing. */
+  private readonly nameIds = new Map<string, number>();
+  private learning: [string, number][] | undefined;
   private readonly maxCounter;
   private readonly countAllHeld;
   private readonly countHeldBySid;
@@ -92,62 +115,128 @@ export class InboxStore {
   private readonly selectMessage;
   /** Prepared on first use: only transcripts' sends read it (DR-0057). */
   private selectRecent: BetterSqlite3.Statement | undefined;
-  private selectSent: BetterSqlite3.Statement<[number, number, string, number]> | undefined;
+  private selectSent: BetterSqlite3.Statement<[string, number, number, number]> | undefined;
   private selectReceipts: BetterSqlite3.Statement<[string]> | undefined;
+  private forgetUnused: BetterSqlite3.Statement<[{ id: number }]> | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly queue: CommitQueue,
   ) {
     this.insert = db.prepare(
-      "INSERT INTO inbox (counter, sid, state, message, sent_at, settled_at, route) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      `INSERT INTO inbox_rows (counter, sid, state, origin, sender, label, text, sent_at,
+         settled_at, route, reply_to, offered_at, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    this.findName = db.prepare("SELECT id FROM inbox_names WHERE name = ?").pluck();
+    this.addName = db.prepare("INSERT INTO inbox_names (name) VALUES (?)");
     this.dropOldestHeld = db.prepare(
-      `UPDATE inbox SET state = 'dropped', settled_at = ?
-       WHERE counter = (SELECT min(counter) FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ?)`,
+      `UPDATE inbox_rows SET state = ${DROPPED}, settled_at = ?
+       WHERE counter = (SELECT min(counter) FROM inbox_rows WHERE sid = ${NAMED} AND state = ${HELD} AND offered_at IS NULL AND sent_at > ?)`,
     );
     this.selectHeld = db.prepare(
-      "SELECT counter, message, avoid FROM inbox WHERE sid = ? AND state = 'held' AND sent_at > ? ORDER BY counter",
+      `SELECT r.counter, ${MESSAGE_SQL} AS message, r.avoid FROM inbox_rows r
+       WHERE r.sid = ${NAMED} AND r.state = ${HELD} AND r.sent_at > ? ORDER BY r.counter`,
     );
     this.markDelivered = db.prepare(
       // Delivered (again): a loss noted before is history.
-      "UPDATE inbox SET state = 'delivered', settled_at = ?, route = ?, unseen = NULL, avoid = NULL WHERE sid = ? AND state = 'held' AND counter = ?",
+      `UPDATE inbox_rows SET state = ${DELIVERED}, settled_at = ?, route = ?, unseen = NULL, avoid = NULL
+       WHERE sid = ${NAMED} AND state = ${HELD} AND counter = ?`,
     );
     // What the per-recipient limit counts and drops: held messages not in
     // flight (a frame on its way to a socket or a harness has `offered_at`).
     this.countHeld = db.prepare(
-      "SELECT count(*) AS n FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ?",
+      `SELECT count(*) AS n FROM inbox_rows WHERE sid = ${NAMED} AND state = ${HELD} AND offered_at IS NULL AND sent_at > ?`,
     );
     this.selectOldestHeld = db.prepare(
-      "SELECT counter, message FROM inbox WHERE sid = ? AND state = 'held' AND offered_at IS NULL AND sent_at > ? ORDER BY counter LIMIT 1",
+      `SELECT r.counter, ${MESSAGE_SQL} AS message FROM inbox_rows r
+       WHERE r.sid = ${NAMED} AND r.state = ${HELD} AND r.offered_at IS NULL AND r.sent_at > ? ORDER BY r.counter LIMIT 1`,
     );
-    this.insertInFlight = db.prepare(
-      "INSERT INTO inbox (counter, sid, state, message, sent_at, offered_at) VALUES (?, ?, 'held', ?, ?, ?)",
-    );
-    this.maxCounter = db.prepare("SELECT max(counter) AS n FROM inbox");
+    this.maxCounter = db.prepare("SELECT max(counter) AS n FROM inbox_rows");
     this.selectHeldAges = db.prepare(
-      "SELECT counter, sent_at FROM inbox WHERE sid = ? AND state = 'held'",
+      `SELECT counter, sent_at FROM inbox_rows WHERE sid = ${NAMED} AND state = ${HELD}`,
     );
     this.countAllHeld = db.prepare(
-      "SELECT count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ?",
+      `SELECT count(*) AS n FROM inbox_rows WHERE state = ${HELD} AND sent_at > ?`,
     );
     this.countHeldBySid = db.prepare(
-      "SELECT sid, count(*) AS n FROM inbox WHERE state = 'held' AND sent_at > ? GROUP BY sid",
+      `SELECT ${SID_SQL} AS sid, count(*) AS n FROM inbox_rows r WHERE r.state = ${HELD} AND r.sent_at > ? GROUP BY r.sid`,
     );
     this.markOffered = db.prepare(
-      "UPDATE inbox SET offered_at = ? WHERE sid = ? AND state = 'held' AND counter = ?",
+      `UPDATE inbox_rows SET offered_at = ? WHERE sid = ${NAMED} AND state = ${HELD} AND counter = ?`,
     );
     this.clearOffered = db.prepare(
-      "UPDATE inbox SET offered_at = NULL WHERE sid = ? AND state = 'held' AND counter = ?",
+      `UPDATE inbox_rows SET offered_at = NULL WHERE sid = ${NAMED} AND state = ${HELD} AND counter = ?`,
     );
-    this.selectMessage = db.prepare("SELECT message FROM inbox WHERE counter = ? AND sid = ?");
+    this.selectMessage = db.prepare(
+      `SELECT ${MESSAGE_SQL} AS message FROM inbox_rows r WHERE r.counter = ? AND r.sid = ${NAMED}`,
+    );
     const doubtful = db
       .prepare(
-        "SELECT counter, sid, message FROM inbox WHERE offered_at IS NOT NULL AND state = 'held'",
+        `SELECT r.counter, ${SID_SQL} AS sid, ${MESSAGE_SQL} AS message FROM inbox_rows r
+         WHERE r.offered_at IS NOT NULL AND r.state = ${HELD}`,
       )
       .all() as { counter: number; sid: string; message: string }[];
     for (const r of doubtful)
       this.inDoubt.set(r.counter, { sid: r.sid, message: JSON.parse(r.message) as InboxMessage });
+  }
+
+  /** A name's id, stored now when it is new (inside a write: `write`). */
+  private nameId(name: string): number {
+    const known = this.nameIds.get(name);
+    if (known !== undefined) return known;
+    const id =
+      (this.findName.get(name) as number | undefined) ??
+      Number(this.addName.run(name).lastInsertRowid);
+    this.learning?.push([name, id]);
+    return id;
+  }
+
+  /** Queue a write that may store names: their ids are kept once it is
+   * committed. */
+  private write<T>(fn: () => T): Promise<T> {
+    const learned: [string, number][] = [];
+    return this.queue
+      .run(() => {
+        // A batch the lock kept waiting runs again: only its last run counts.
+        learned.length = 0;
+        this.learning = learned;
+        try {
+          return fn();
+        } finally {
+          this.learning = undefined;
+        }
+      })
+      .then((value) => {
+        for (const [name, id] of learned) this.nameIds.set(name, id);
+        return value;
+      });
+  }
+
+  /** Store one message's row (inside a write). */
+  private put(
+    sid: string,
+    counter: number,
+    message: InboxMessage,
+    state: number,
+    route: ReceiptRoute | null,
+    offeredAt: number | null = null,
+  ): void {
+    const f = rowFields(counter, message.sent_at, message);
+    this.insert.run(
+      counter,
+      this.nameId(sid),
+      state,
+      f.origin === null ? null : this.nameId(f.origin),
+      this.nameId(f.sender),
+      this.nameId(f.label),
+      f.text,
+      message.sent_at,
+      state === DELIVERED ? message.sent_at : null,
+      route === null ? null : ROUTE_CODE[route],
+      f.reply_to,
+      offeredAt,
+      f.message,
+    );
   }
 
   private noteHeld(sid: string, counter: number, sentAt: number): void {
@@ -221,7 +310,7 @@ export class InboxStore {
     const row = this.inDoubt.get(counter);
     if (row === undefined) return;
     await this.queue.run(() => {
-      if (delivered) this.markDelivered.run(now, route, row.sid, counter);
+      if (delivered) this.markDelivered.run(now, ROUTE_CODE[route], row.sid, counter);
       else this.clearOffered.run(row.sid, counter);
       this.heldCounts.delete(row.sid);
     });
@@ -284,15 +373,14 @@ export class InboxStore {
     message: InboxMessage,
     written: () => boolean,
   ): Promise<"held" | "delivered"> {
-    const json = JSON.stringify(message);
     const route: ReceiptRoute = "subscriber";
-    const state = await this.queue.run(() => {
+    const state = await this.write(() => {
       if (written()) {
-        this.insert.run(counter, sid, "delivered", json, message.sent_at, message.sent_at, route);
+        this.put(sid, counter, message, DELIVERED, route);
         return "delivered" as const;
       }
       // In flight: held, but neither counted nor dropped by the limit.
-      this.insertInFlight.run(counter, sid, json, message.sent_at, message.sent_at);
+      this.put(sid, counter, message, HELD, null, message.sent_at);
       this.noteHeld(sid, counter, message.sent_at);
       return "held" as const;
     });
@@ -308,10 +396,7 @@ export class InboxStore {
     route: ReceiptRoute = "socket",
     parked = false,
   ): Promise<void> {
-    const json = JSON.stringify(message);
-    await this.queue.run(() => {
-      this.insert.run(counter, sid, "delivered", json, message.sent_at, message.sent_at, route);
-    });
+    await this.write(() => this.put(sid, counter, message, DELIVERED, route));
     const at = message.sent_at;
     this.told([{ sid, counter, route, at, ...(parked ? { parked: true as const } : {}) }]);
   }
@@ -334,37 +419,34 @@ export class InboxStore {
     max: number,
     retentionMs: number,
   ): Promise<{ dropped?: string }> {
-    const json = JSON.stringify(message);
     // Held from now on for every send that comes after it.
     this.noteHeld(sid, counter, message.sent_at);
     let droppedCounter: number | undefined;
-    return this.queue
-      .run(() => {
-        const cutoff = message.sent_at - retentionMs;
-        this.insert.run(counter, sid, "held", json, message.sent_at, null, null);
-        let n = (this.heldCounts.get(sid) ?? this.count(sid, cutoff) - 1) + 1;
-        if (n > max) n = this.count(sid, cutoff);
-        let dropped: string | undefined;
-        if (n > max) {
-          const oldest = this.selectOldest(sid, cutoff);
-          this.dropOldestHeld.run(message.sent_at, sid, cutoff);
-          droppedCounter = oldest?.counter;
-          dropped = oldest?.mid;
-          n--;
-        }
-        this.heldCounts.set(sid, n);
-        return dropped === undefined ? {} : { dropped };
-      })
-      .then(
-        (stored) => {
-          if (droppedCounter !== undefined) this.noteGone(sid, [droppedCounter]);
-          return stored;
-        },
-        (error: unknown) => {
-          this.noteGone(sid, [counter]);
-          throw error;
-        },
-      );
+    return this.write(() => {
+      const cutoff = message.sent_at - retentionMs;
+      this.put(sid, counter, message, HELD, null);
+      let n = (this.heldCounts.get(sid) ?? this.count(sid, cutoff) - 1) + 1;
+      if (n > max) n = this.count(sid, cutoff);
+      let dropped: string | undefined;
+      if (n > max) {
+        const oldest = this.selectOldest(sid, cutoff);
+        this.dropOldestHeld.run(message.sent_at, sid, cutoff);
+        droppedCounter = oldest?.counter;
+        dropped = oldest?.mid;
+        n--;
+      }
+      this.heldCounts.set(sid, n);
+      return dropped === undefined ? {} : { dropped };
+    }).then(
+      (stored) => {
+        if (droppedCounter !== undefined) this.noteGone(sid, [droppedCounter]);
+        return stored;
+      },
+      (error: unknown) => {
+        this.noteGone(sid, [counter]);
+        throw error;
+      },
+    );
   }
 
   private count(sid: string, cutoff: number): number {
@@ -405,7 +487,7 @@ export class InboxStore {
   ): Promise<void> {
     await this.queue.run(() => {
       for (const counter of counters) {
-        if (this.markDelivered.run(now, route, sid, counter).changes !== 1)
+        if (this.markDelivered.run(now, ROUTE_CODE[route], sid, counter).changes !== 1)
           throw new Error(`message ${counter} of ${sid} is no longer held`);
       }
       this.heldCounts.delete(sid);
@@ -422,7 +504,8 @@ export class InboxStore {
   async settleWritten(sid: string, counters: readonly number[], now: number): Promise<void> {
     const route: ReceiptRoute = "subscriber";
     const marked = await this.queue.run(() => {
-      const out = counters.filter((c) => this.markDelivered.run(now, route, sid, c).changes === 1);
+      const code = ROUTE_CODE[route];
+      const out = counters.filter((c) => this.markDelivered.run(now, code, sid, c).changes === 1);
       this.heldCounts.delete(sid);
       return out;
     });
@@ -512,7 +595,7 @@ export class InboxStore {
     try {
       await this.queue.run(() => {
         if (!delivered) return this.clearOffered.run(sid, counter);
-        this.markDelivered.run(now, route, sid, counter);
+        this.markDelivered.run(now, ROUTE_CODE[route], sid, counter);
         this.heldCounts.delete(sid);
       });
       if (delivered) {
@@ -532,7 +615,8 @@ export class InboxStore {
     // One statement for any number of counters, prepared once: the receipts
     // of each turn's deliveries are read through it.
     this.selectReceipts ??= this.db.prepare(
-      `SELECT ${RECEIPT_COLUMNS} FROM inbox WHERE counter IN (SELECT value FROM json_each(?)) ORDER BY counter`,
+      `SELECT ${RECEIPT_COLUMNS} FROM inbox_rows r
+       WHERE r.counter IN (SELECT value FROM json_each(?)) ORDER BY r.counter`,
     );
     const rows = this.selectReceipts.all(JSON.stringify(counters)) as (Omit<
       ReceiptRow,
@@ -548,8 +632,9 @@ export class InboxStore {
     // A sender's: a scan of the rows kept (about 1.5 ms at the 20,000 cap),
     // read when a sender's receipts are first held, not per message.
     this.selectRecent ??= this.db.prepare(
-      `SELECT ${RECEIPT_COLUMNS} FROM inbox WHERE @from IS NULL OR json_extract(message, '$.from') = @from
-       ORDER BY counter DESC LIMIT @limit`,
+      `SELECT ${RECEIPT_COLUMNS} FROM inbox_rows r
+       WHERE @from IS NULL OR r.sender = (SELECT id FROM inbox_names WHERE name = @from)
+       ORDER BY r.counter DESC LIMIT @limit`,
     );
     const rows = this.selectRecent.all({ from: from ?? null, limit }) as (Omit<
       ReceiptRow,
@@ -573,14 +658,15 @@ export class InboxStore {
     const changed = await this.queue.run(() => {
       const delivered = this.db
         .prepare(
-          "UPDATE inbox SET seen_at = ? WHERE counter = ? AND sid = ? AND state = 'delivered' AND seen_at IS NULL",
+          `UPDATE inbox_rows SET seen_at = ?
+           WHERE counter = ? AND sid = ${NAMED} AND state = ${DELIVERED} AND seen_at IS NULL`,
         )
         .run(at, counter, sid).changes;
       if (delivered === 1 || this.claimed.get(sid) === counter) return delivered;
       const held = this.db
         .prepare(
-          `UPDATE inbox SET seen_at = ?, state = 'delivered', settled_at = ?, avoid = NULL
-           WHERE counter = ? AND sid = ? AND state = 'held' AND unseen IS NOT NULL AND offered_at IS NULL`,
+          `UPDATE inbox_rows SET seen_at = ?, state = ${DELIVERED}, settled_at = ?, avoid = NULL
+           WHERE counter = ? AND sid = ${NAMED} AND state = ${HELD} AND unseen IS NOT NULL AND offered_at IS NULL`,
         )
         .run(at, at, counter, sid).changes;
       settled.held = held === 1;
@@ -597,7 +683,8 @@ export class InboxStore {
       () =>
         this.db
           .prepare(
-            "UPDATE inbox SET read_at = ? WHERE counter = ? AND sid = ? AND seen_at IS NOT NULL AND read_at IS NULL",
+            `UPDATE inbox_rows SET read_at = ?
+             WHERE counter = ? AND sid = ${NAMED} AND seen_at IS NOT NULL AND read_at IS NULL`,
           )
           .run(at, counter, sid).changes,
     );
@@ -619,16 +706,17 @@ export class InboxStore {
     const row = await this.queue.run(() => {
       const r = this.db
         .prepare(
-          "SELECT sent_at FROM inbox WHERE counter = ? AND sid = ? AND state = 'delivered' AND seen_at IS NULL",
+          `SELECT sent_at FROM inbox_rows
+           WHERE counter = ? AND sid = ${NAMED} AND state = ${DELIVERED} AND seen_at IS NULL`,
         )
         .get(counter, sid) as { sent_at: number } | undefined;
       if (r === undefined) return undefined;
       if (reoffer === undefined)
-        this.db.prepare("UPDATE inbox SET unseen = ? WHERE counter = ?").run(why, counter);
+        this.db.prepare("UPDATE inbox_rows SET unseen = ? WHERE counter = ?").run(why, counter);
       else {
         this.db
           .prepare(
-            "UPDATE inbox SET unseen = ?, avoid = ?, state = 'held', settled_at = NULL WHERE counter = ?",
+            `UPDATE inbox_rows SET unseen = ?, avoid = ?, state = ${HELD}, settled_at = NULL WHERE counter = ?`,
           )
           .run(why, reoffer, counter);
         this.heldCounts.delete(sid);
@@ -663,34 +751,65 @@ export class InboxStore {
       return highest;
     });
     const stepEnd = this.db.prepare(
-      "SELECT max(counter) AS n FROM (SELECT counter FROM inbox WHERE counter > ? ORDER BY counter LIMIT ?)",
+      "SELECT max(counter) AS n FROM (SELECT counter FROM inbox_rows WHERE counter > ? ORDER BY counter LIMIT ?)",
     );
     // Delivered rows stay a day for their receipts, the newest
     // RECEIPT_KEEP_ROWS of them at most; held ones until they expire.
     const keptFrom = (
       this.db
         .prepare(
-          "SELECT counter FROM inbox WHERE state = 'delivered' ORDER BY counter DESC LIMIT 1 OFFSET ?",
+          `SELECT counter FROM inbox_rows WHERE state = ${DELIVERED} ORDER BY counter DESC LIMIT 1 OFFSET ?`,
         )
         .get(RECEIPT_KEEP_ROWS) as { counter: number } | undefined
     )?.counter;
     const keepAfter = now - RECEIPT_KEEP_MS;
     const remove = this.db.prepare(
-      `DELETE FROM inbox WHERE counter > ? AND counter <= ? AND (
-         (state = 'held' AND sent_at <= ?) OR state NOT IN ('held', 'delivered')
-         OR (state = 'delivered' AND (coalesce(settled_at, sent_at) <= ? OR counter <= ?)))`,
+      `DELETE FROM inbox_rows WHERE counter > ? AND counter <= ? AND (
+         (state = ${HELD} AND sent_at <= ?) OR state NOT IN (${HELD}, ${DELIVERED})
+         OR (state = ${DELIVERED} AND (coalesce(settled_at, sent_at) <= ? OR counter <= ?)))
+       RETURNING sid, sender, label, origin`,
     );
     let removed = 0;
     let from = 0;
+    // The names the removed rows referred to: each may now name nothing.
+    const named = new Set<number>();
     while (from < floor && this.db.open) {
       const start = from;
       [from, removed] = await this.queue.run(() => {
         const end = Math.min((stepEnd.get(start, step) as { n: number | null }).n ?? floor, floor);
-        const n = remove.run(start, end, cutoff, keepAfter, keptFrom ?? 0).changes;
-        return [end, removed + n] as const;
+        const gone = remove.all(start, end, cutoff, keepAfter, keptFrom ?? 0) as {
+          sid: number;
+          sender: number;
+          label: number;
+          origin: number | null;
+        }[];
+        for (const r of gone) {
+          named.add(r.sid).add(r.sender).add(r.label);
+          if (r.origin !== null) named.add(r.origin);
+        }
+        return [end, removed + gone.length] as const;
       });
     }
+    for (const id of named) {
+      if (!this.db.open) break;
+      await this.queue.run(() => this.forgetName(id));
+    }
     return removed;
+  }
+
+  /**
+   * Drop a name no row refers to any more (a step of compaction: one scan of
+   * the rows at most). Every id learned goes with it, and a later write looks
+   * its names up again. A write committed before this step that learned a
+   * name refers to it, so that id, kept once the write's promise settles,
+   * stays right.
+   */
+  private forgetName(id: number): void {
+    this.forgetUnused ??= this.db.prepare(
+      `DELETE FROM inbox_names WHERE id = @id AND NOT EXISTS (SELECT 1 FROM inbox_rows
+         WHERE sid = @id OR sender = @id OR label = @id OR origin = @id)`,
+    );
+    if (this.forgetUnused.run({ id }).changes > 0) this.nameIds.clear();
   }
 
   /** Messages `from` sent between two instants, newest first (at most
@@ -707,10 +826,11 @@ export class InboxStore {
     if (!this.queue.flush()) return undefined;
     try {
       this.selectSent ??= this.db.prepare(
-        `SELECT sid, message FROM inbox WHERE sent_at >= ? AND sent_at <= ?
-         AND json_extract(message, '$.from') = ? ORDER BY counter DESC LIMIT ?`,
+        `SELECT ${SID_SQL} AS sid, ${MESSAGE_SQL} AS message FROM inbox_rows r
+         WHERE r.sender = ${NAMED} AND r.sent_at >= ? AND r.sent_at <= ?
+         ORDER BY r.counter DESC LIMIT ?`,
       );
-      const rows = this.selectSent.all(since, until, from, limit) as {
+      const rows = this.selectSent.all(from, since, until, limit) as {
         sid: string;
         message: string;
       }[];

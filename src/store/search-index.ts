@@ -13,7 +13,8 @@ import { type Db, isDamagedError, openDatabase } from "./database.js";
 // stored once, in `texts`, and a snippet is made from there (search-query.ts).
 // `docs` and `texts` are apart so that `docs` stays dense — a filter on its
 // columns reads few pages however long the texts are; its sessions and
-// senders are numbers into `names` (a sid is 36 characters, on every row).
+// senders are numbers into `names` (a sid is 36 characters, on every row), and
+// so is a mid's instance (`origin`; the mid's counter is the item, DR-0063).
 // Besides the words, `fts` indexes a few tag words per row (whose session,
 // which type) so that a filter by session or type is part of the full-text
 // match, not a scan of its results; they are derived from `docs`, never
@@ -28,8 +29,10 @@ import { type Db, isDamagedError, openDatabase } from "./database.js";
  * 3: a ccmsg send is `message:session:out` only at its call's result, once
  * the call came back done (DR-0057).
  * 4: `fts` contentless, tags not stored, sids as numbers, no index of mids
- * (DR-0061). */
-export const SEARCH_INDEX_VERSION = 4;
+ * (DR-0061).
+ * 5: a message's mid as its instance (a number into `names`) and its counter
+ * (DR-0063). */
+export const SEARCH_INDEX_VERSION = 5;
 
 /** How `fts` splits words (a snippet's scratch table splits them alike). */
 export const FTS_TOKENIZER = "unicode61 remove_diacritics 2";
@@ -58,7 +61,7 @@ const SCHEMA = `
     offset INTEGER NOT NULL,
     PRIMARY KEY (file, tool_use_id)
   ) WITHOUT ROWID;
-  -- the sessions and senders of docs (a sid, or \`user\`)
+  -- the sessions and senders of docs (a sid, or \`user\`), and mids' instances
   CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
   CREATE TABLE docs (
     id INTEGER PRIMARY KEY,
@@ -67,8 +70,10 @@ const SCHEMA = `
     -- names.id
     sid INTEGER NOT NULL,
     agent_id TEXT,
-    -- the item id, or the mid
+    -- the item id, or a mid's counter
     item TEXT NOT NULL,
+    -- a mid's instance (names.id): the mid is <origin>/<item>
+    origin INTEGER,
     type TEXT NOT NULL,
     at INTEGER NOT NULL,
     -- a message's sender (names.id)
@@ -213,13 +218,15 @@ export class SearchWriter {
     const s = (text: string) => db.prepare(text);
     this.sql = {
       doc: s(
-        "INSERT INTO docs (file, sid, agent_id, item, type, at, peer) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO docs (file, sid, agent_id, item, origin, type, at, peer) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       text: s("INSERT INTO texts (id, text) VALUES (?, ?)"),
       name: s("SELECT id FROM names WHERE name = ?").pluck(),
       addName: s("INSERT INTO names (name) VALUES (?) RETURNING id").pluck(),
       // A mid's time is its message's: found by docs_at, no index of mids.
-      hasMid: s("SELECT 1 FROM docs WHERE at = ? AND type = 'message' AND item = ?"),
+      hasMid: s(
+        "SELECT 1 FROM docs WHERE at = ? AND type = 'message' AND item = ? AND origin IS ?",
+      ),
       fts: s("INSERT INTO fts (rowid, text, tags) VALUES (?, ?, ?)"),
       unindexFile: s("DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE file = ?)"),
       dropTexts: s("DELETE FROM texts WHERE id IN (SELECT id FROM docs WHERE file = ?)"),
@@ -269,13 +276,18 @@ export class SearchWriter {
 
   /** Index one row; a message already indexed (by mid) is skipped. */
   add(row: DocRow): void {
-    if (row.type === "message" && this.sql.hasMid.get(row.at, row.item) !== undefined) return;
+    // A mid's instance is the same on every message: a number, not 32 characters.
+    const slash = row.type === "message" ? row.item.lastIndexOf("/") : -1;
+    const origin = slash > 0 ? this.nameId(row.item.slice(0, slash)) : null;
+    const item = slash > 0 ? row.item.slice(slash + 1) : row.item;
+    if (row.type === "message" && this.sql.hasMid.get(row.at, item, origin) !== undefined) return;
     const tags = tagsOf(row);
     const { lastInsertRowid } = this.sql.doc.run(
       row.file ?? null,
       this.nameId(row.sid),
       row.agentId ?? null,
-      row.item,
+      item,
+      origin,
       row.type,
       row.at,
       row.peer === undefined ? null : this.nameId(row.peer),

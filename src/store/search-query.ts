@@ -286,9 +286,10 @@ export function runSearch(db: Db, args: SearchArgs): SearchAnswer {
     .slice(0, limit);
   const prefixed = query.pieces.some((p) => typeof p !== "string");
   const docOf = db.prepare(
-    `SELECT s.name AS sid, d.agent_id, d.item, d.type, d.at, p.name AS peer, d.file, t.text
+    `SELECT s.name AS sid, d.agent_id, coalesce(o.name || '/' || d.item, d.item) AS item, d.type,
+       d.at, p.name AS peer, d.file, t.text
      FROM docs d JOIN names s ON s.id = d.sid LEFT JOIN names p ON p.id = d.peer
-     JOIN texts t ON t.id = d.id WHERE d.id = ?`,
+     LEFT JOIN names o ON o.id = d.origin JOIN texts t ON t.id = d.id WHERE d.id = ?`,
   );
   const snippets = scratchOf(db);
   const hits = best.map((c) => {

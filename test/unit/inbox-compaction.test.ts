@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { InboxMessage } from "../../src/contract/messaging.js";
+import { putLegacyRows } from "../../src/store/migrations/0015-inbox-compact.js";
 import { closeInboxes, openInbox } from "../helpers/db.js";
 
 afterEach(closeInboxes);
@@ -10,11 +11,16 @@ const NOW = 100 * DAY;
 
 function open() {
   const { store, inbox } = openInbox();
-  const insert = store.db.prepare(
-    "INSERT INTO inbox (counter, sid, state, message, sent_at) VALUES (?, ?, ?, ?, ?)",
-  );
   const add = (counter: number, state: string, sentAt: number) =>
-    insert.run(counter, SID, state, JSON.stringify(message(counter, sentAt)), sentAt);
+    putLegacyRows(store.db, [
+      {
+        counter,
+        sid: SID,
+        state,
+        message: JSON.stringify(message(counter, sentAt)),
+        sent_at: sentAt,
+      },
+    ]);
   const rows = () =>
     (
       store.db.prepare("SELECT counter FROM inbox ORDER BY counter").all() as { counter: number }[]
@@ -58,6 +64,32 @@ describe("inbox compaction", () => {
     expect(await compaction).toBe(30);
     expect(rows()).toEqual([31]);
     expect(inbox.midFloor()).toBe(31);
+  });
+
+  it("forgets the names only removed rows used, and a message to one of them later still reads right", async () => {
+    const { store, inbox, rows } = open();
+    const OTHER = "00000000-0000-4000-8000-000000000002";
+    const names = () =>
+      (
+        store.db.prepare("SELECT name FROM inbox_names ORDER BY name").pluck().all() as string[]
+      ).sort();
+    const to = (c: number, sentAt: number, from = "user") => ({
+      ...message(c, sentAt),
+      from,
+      from_label: `label of ${from}`,
+    });
+    await inbox.recordDelivered(OTHER, 1, to(1, NOW - 2 * DAY, SID));
+    await inbox.recordDelivered(SID, 2, to(2, NOW));
+    expect(names()).toEqual(["i", OTHER, SID, "label of user", `label of ${SID}`, "user"].sort());
+    await inbox.compact(NOW, 7 * DAY);
+    expect(rows()).toEqual([2]);
+    // OTHER and SID's label went with row 1; SID is still a recipient.
+    expect(names()).toEqual(["i", SID, "label of user", "user"].sort());
+    await inbox.recordDelivered(OTHER, 3, to(3, NOW, SID));
+    expect(inbox.receiptRows([2, 3]).map((r) => [r.sid, r.message])).toEqual([
+      [SID, to(2, NOW)],
+      [OTHER, to(3, NOW, SID)],
+    ]);
   });
 
   it("keeps delivered rows for a day, for their receipts (DR-0054)", async () => {

@@ -13,6 +13,7 @@ import { m0011InboxReceipts } from "./0011-inbox-receipts.js";
 import { m0012Notifications } from "./0012-notifications.js";
 import { m0013InboxSentAt } from "./0013-inbox-sent-at.js";
 import { m0014Attention } from "./0014-attention.js";
+import { m0015InboxCompact } from "./0015-inbox-compact.js";
 
 /** Every schema step, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -30,4 +31,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0012Notifications,
   m0013InboxSentAt,
   m0014Attention,
+  m0015InboxCompact,
 ];
