@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { arch, cpus, totalmem } from "node:os";
+import { benchAttention } from "./attention.js";
 import { benchBoard } from "./board.js";
 import { benchChurn } from "./churn.js";
 import { benchConsole } from "./console.js";
@@ -49,6 +50,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   fairness: benchFairness,
   lean: benchLean,
   "turn-cost": benchTurnCost,
+  attention: benchAttention,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

@@ -10,6 +10,7 @@ import type { Clock } from "../util/clock.js";
 import { VERSION } from "../util/version.js";
 import { dialogOf } from "./attention/dialog.js";
 import type { Attention } from "./attention/engine.js";
+import { type AttentionHttpDeps, attentionHttp } from "./attention/http.js";
 import { registerAttention } from "./attention/register.js";
 import type { PersonAuth } from "./auth/person-auth.js";
 import { registerAuth } from "./auth/register.js";
@@ -75,6 +76,8 @@ export interface Engines {
   hub: TopicHub;
   /** The attention queue (DR-0062): the hook route asks it. */
   attention: Attention;
+  /** …and its HTTP routes (`/api/attention`), as the person. */
+  attentionHttp: AttentionHttpDeps;
   sessions: Sessions;
   messaging: Messaging;
   presence: Presence;
@@ -241,6 +244,7 @@ export async function buildEngines(input: EngineInputs): Promise<Engines> {
   return {
     config,
     attention: attention.attention,
+    attentionHttp: attentionHttp(attention.attention, id),
     teamBoard: team,
     hub,
     sessions: sessions.sessions,

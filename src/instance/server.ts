@@ -121,7 +121,7 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
           changed: (items) => board.offer(items),
         },
         ...{ search: engines.search, sandbox: engines.sandbox, webhook: engines.webhook },
-        ...{ mesh: engines.mesh, hooks: engines.hooks },
+        ...{ mesh: engines.mesh, hooks: engines.hooks, attention: engines.attentionHttp },
         ...{ network: engines.config.http ?? {}, accessTtlMs: hook("CCMSG_TEST_ACCESS_TTL_MS") },
         testHooks: options.testHooks
           ? {

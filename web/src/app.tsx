@@ -1,10 +1,12 @@
 import { useState } from "preact/hooks";
 import { wire } from "./app-state.js";
 import { addDevice, person, signOut } from "./conn/person.js";
+import { pendingCount } from "./lib/attention.js";
 import { unread } from "./lib/notifications.js";
 import { href, type Route, route } from "./lib/router.js";
 import { setTheme, type Theme, theme } from "./settings.js";
 import { ConnectionBadge, SignedOutBanner } from "./ui/connection.js";
+import { AttentionView } from "./views/attention.js";
 import { BoardView } from "./views/board.js";
 import { KvView } from "./views/kv.js";
 import { NotificationsView } from "./views/notifications.js";
@@ -22,6 +24,7 @@ function registrationToken(): string | undefined {
 
 const NAV: { label: string; to: Route; match: Route["view"][] }[] = [
   { label: "Sessions", to: { view: "sessions" }, match: ["sessions", "session"] },
+  { label: "Needs you", to: { view: "attention" }, match: ["attention"] },
   { label: "Board", to: { view: "board" }, match: ["board"] },
   { label: "Notifications", to: { view: "notifications" }, match: ["notifications"] },
   { label: "Reservations", to: { view: "reservations" }, match: ["reservations"] },
@@ -45,6 +48,7 @@ addEventListener("keydown", (e) => {
 export function App() {
   const r = route.value;
   const n = unread.value;
+  const waiting = pendingCount.value;
   const [token, setToken] = useState(registrationToken);
   const who = person.value;
   const [added, setAdded] = useState<{ url: string; code: string } | undefined>(undefined);
@@ -79,6 +83,12 @@ export function App() {
                   aria-current={item.match.includes(r.view) ? "page" : undefined}
                 >
                   {item.label}
+                  {item.label === "Needs you" && waiting > 0 && (
+                    <span class="nav-count attention-count" data-attention-count={waiting}>
+                      <span class="visually-hidden">, waiting: </span>
+                      {waiting}
+                    </span>
+                  )}
                   {item.label === "Notifications" && n > 0 && (
                     <span class="nav-count">
                       <span class="visually-hidden">, unread: </span>
@@ -148,6 +158,7 @@ export function App() {
         {r.view === "sessions" && <SessionsView />}
         {r.view === "session" && <SessionView key={r.sid} sid={r.sid} />}
         {r.view === "board" && <BoardView />}
+        {r.view === "attention" && <AttentionView />}
         {r.view === "notifications" && <NotificationsView />}
         {r.view === "reservations" && <ReservationsView />}
         {r.view === "kv" && <KvView ns={r.ns} />}

@@ -1,8 +1,16 @@
 import fc from "fast-check";
 import type { VNode } from "preact";
 import { describe, expect, it } from "vitest";
+import type { AttentionItem } from "../../src/contract/attention.js";
 import { messageStatus, type Receipt } from "../src/lib/message-status.js";
-import { foldNotes, type Item, joinLive, rowsOf, type Seen } from "../src/lib/timeline-rows.js";
+import {
+  foldNotes,
+  type Item,
+  joinLive,
+  rowsOf,
+  type Seen,
+  withAttention,
+} from "../src/lib/timeline-rows.js";
 import { Markdown, safeUrl } from "../src/ui/markdown.js";
 
 // The web console's pure parts, without a browser: the Markdown renderer
@@ -263,5 +271,42 @@ describe("a message row's status", () => {
     expect(
       messageStatus(out, receipt({ state: "unseen", why: "the model answered without it" }))?.text,
     ).toBe("not seen by the model: the model answered without it");
+  });
+});
+
+describe("the timeline's attention rows", () => {
+  const asked = (id: number, at: number): AttentionItem => ({
+    ...{ id, instance: "0123456789abcdef0123456789abcdef", sid: "s", harness: "claude" },
+    ...{ kind: "permission", tool: "Bash", input: "{}", asked_at: at },
+  });
+  const at = (n: number) => item(n, { at: n * 1000 });
+
+  it("places each item where it was asked, before the first row that came later", () => {
+    const rows = rowsOf([at(1), at(2), at(3)]);
+    const ids = withAttention(rows, [asked(8, 2500), asked(7, 500), asked(9, 9000)]).map((r) =>
+      r.kind === "item" ? r.item.id : r.id,
+    );
+    expect(ids).toEqual(["attention:7", "u1:0", "u2:0", "attention:8", "u3:0", "attention:9"]);
+  });
+
+  it("keeps every row, in its order, whatever the items' times", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 10_000 }), { maxLength: 8 }),
+        fc.integer({ min: 0, max: 6 }),
+        (times, n) => {
+          const rows = rowsOf(Array.from({ length: n }, (_, i) => at(i + 1)));
+          const out = withAttention(
+            rows,
+            times.map((t, i) => asked(i + 1, t)),
+          );
+          expect(out.filter((r) => r.kind !== "attention")).toEqual(rows);
+          const placed = out.filter((r) => r.kind === "attention");
+          expect(placed).toHaveLength(times.length);
+          const askedAt = placed.map((r) => (r.kind === "attention" ? r.item.asked_at : 0));
+          expect(askedAt).toEqual([...askedAt].sort((a, b) => a - b));
+        },
+      ),
+    );
   });
 });

@@ -5,6 +5,7 @@ import type { HttpConfig } from "../../config/config.js";
 import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { isLoopbackHost, parseHostPort } from "../../net/address.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../../state/owner-credential.js";
+import type { AttentionHttpDeps } from "../attention/http.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import type { HookAnswers } from "../hooks/answers.js";
 import type { WebhookDeps } from "../llm/webhook.js";
@@ -33,6 +34,8 @@ export interface HttpListenerOptions {
   sandbox: SandboxSide;
   /** The http hooks' answers (DR-0058), behind the hook route. */
   hooks: Pick<HookAnswers, "answer">;
+  /** The attention queue (`/api/attention`, DR-0062); absent = not served. */
+  attention?: AttentionHttpDeps;
   /** The LLM-gateway webhook (`…/webhook/<source>`); absent = every source unknown. */
   webhook?: WebhookDeps;
   log: Logger;
@@ -98,6 +101,7 @@ export async function startHttp(
     ]);
     const { hookRoutePlugin } = await import("./hook-route.js");
     const { searchPlugin } = await import("../search/http.js");
+    const { attentionHttpPlugin } = await import("../attention/http.js");
     const { sandboxHost } = await import("../sandbox/serve.js");
     const { webhookPlugin } = await import("../llm/webhook.js");
     const { mesh } = options;
@@ -134,6 +138,7 @@ export async function startHttp(
       app.register(consoleApiPlugin, { inbox, stateDir, now: owner.now });
       app.register(hookRoutePlugin, { stateDir, hooks: options.hooks });
       app.register(searchPlugin, { search: options.search, now: owner.now });
+      if (options.attention !== undefined) app.register(attentionHttpPlugin, options.attention);
       app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
       if (testHooks !== undefined)
         app.register(testHooksPlugin, { ...testHooks, mesh: options.mesh });

@@ -6,6 +6,8 @@ export type Route =
   | { view: "sessions" }
   | { view: "session"; sid: string }
   | { view: "board" }
+  /** The attention queue: prompts and questions waiting on the person. */
+  | { view: "attention" }
   | { view: "notifications" }
   | { view: "reservations" }
   | { view: "kv"; ns?: string }
@@ -38,6 +40,8 @@ export function parseRoute(hash: string): Route {
       return SID.test(parts[1] ?? "") ? { view: "session", sid: parts[1]! } : { view: "sessions" };
     case "board":
       return { view: "board" };
+    case "attention":
+      return { view: "attention" };
     case "notifications":
       return { view: "notifications" };
     case "reservations":

@@ -1,3 +1,4 @@
+import type { AttentionItem } from "../../../src/contract/attention.js";
 import type { TranscriptItem } from "../../../src/contract/transcripts.js";
 
 // What the timeline shows, computed from items alone (no connection, no DOM),
@@ -23,7 +24,39 @@ export type ItemRow = { kind: "item"; item: Item; result?: Item };
 export type Row =
   | ItemRow
   | { kind: "notes"; id: string; rows: ItemRow[] }
-  | { kind: "gap"; id: string; after: string };
+  | { kind: "gap"; id: string; after: string }
+  /** What the session asked the person (DR-0062), and how it ended. */
+  | { kind: "attention"; id: string; item: AttentionItem };
+
+/** When a row happened, for placing others among rows; a gap has no time
+ * of its own (it stays after what it follows). */
+function rowAt(r: Row): number | undefined {
+  if (r.kind === "item") return r.item.at;
+  if (r.kind === "notes") return r.rows[0]?.item.at;
+  if (r.kind === "attention") return r.item.asked_at;
+  return undefined;
+}
+
+/** The session's attention items among its rows, each where it was asked:
+ * before the first row that came later. The rows' order is kept. */
+export function withAttention(rows: readonly Row[], items: readonly AttentionItem[]): Row[] {
+  if (items.length === 0) return rows as Row[];
+  const asks = [...items].sort((a, b) => a.asked_at - b.asked_at || a.id - b.id);
+  const out: Row[] = [];
+  let next = 0;
+  for (const r of rows) {
+    const at = rowAt(r);
+    while (next < asks.length && at !== undefined && asks[next]!.asked_at < at)
+      out.push(attentionRow(asks[next++]!));
+    out.push(r);
+  }
+  while (next < asks.length) out.push(attentionRow(asks[next++]!));
+  return out;
+}
+
+function attentionRow(item: AttentionItem): Row {
+  return { kind: "attention", id: `attention:${item.id}`, item };
+}
 
 /**
  * Whether an item is the harness's bookkeeping rather than the conversation:

@@ -1,17 +1,20 @@
 import { useComputed, useSignal, useSignalEffect } from "@preact/signals";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { AttentionItem } from "../../../src/contract/attention.js";
 import type { HudStatus, SessionControl } from "../../../src/contract/ecc/hud.js";
 import type { InboxMessage } from "../../../src/contract/messaging.js";
 import type { AgentTreeNode, SessionStatusData } from "../../../src/contract/session-status.js";
 import { topics, wire } from "../app-state.js";
 import { useTopic } from "../conn/topics.js";
 import { ApiError, api } from "../lib/api.js";
+import { endText, sessionAttention, summary } from "../lib/attention.js";
 import { type FeedItem, feed, itemOf, markSessionRead } from "../lib/notifications.js";
 import { draftOf, outbox, reasonText, type Sent, send } from "../lib/outbox.js";
 import { href } from "../lib/router.js";
 import { heldCounts, labelOf, rowsBySid, SECTIONS } from "../lib/sessions.js";
 import { ago, clockTime, now } from "../lib/time.js";
 import { type ItemRow, type Row, Timeline } from "../lib/timeline.js";
+import { withAttention } from "../lib/timeline-rows.js";
 import { pins, togglePin } from "../settings.js";
 import { Badge, BusyMark, describeError, ErrorText, StaleNote, Time } from "../ui/common.js";
 import { HudCard } from "../ui/hud-card.js";
@@ -100,6 +103,8 @@ export function SessionView({ sid }: { sid: string }) {
 function TimelinePanel({ sid }: { sid: string }) {
   const timeline = useMemo(() => new Timeline(sid), [sid]);
   useEffect(() => () => timeline.dispose(), [timeline]);
+  const asked = useMemo(() => sessionAttention(sid), [sid]);
+  useEffect(() => () => asked.dispose(), [asked]);
   const [following, setFollowing] = useState(true);
   const [jump, setJump] = useState<object | undefined>(undefined);
   // Which runs of harness notes are open, by run id: kept here, not in the
@@ -111,7 +116,7 @@ function TimelinePanel({ sid }: { sid: string }) {
       if (!next.delete(id)) next.add(id);
       return next;
     });
-  const rows = timeline.rows.value;
+  const rows = withAttention(timeline.rows.value, asked.items.value);
   const count = timeline.count.value;
   const error = timeline.topic.error.value;
   const stale = timeline.topic.stale.value;
@@ -154,7 +159,9 @@ function TimelinePanel({ sid }: { sid: string }) {
             jump={jump}
             onFollowChange={setFollowing}
             render={(r) =>
-              r.kind === "item" ? (
+              r.kind === "attention" ? (
+                <AttentionRow item={r.item} />
+              ) : r.kind === "item" ? (
                 <TranscriptItemView item={r.item} result={r.result} />
               ) : r.kind === "notes" ? (
                 <HarnessNotes
@@ -185,6 +192,48 @@ function TimelinePanel({ sid }: { sid: string }) {
         </>
       )}
     </section>
+  );
+}
+
+/** What the session asked the person, and how it ended (or a link to
+ * answer it while it waits). */
+function AttentionRow({ item }: { item: AttentionItem }) {
+  return (
+    <div class="titem attention" data-attention={item.id} data-end={item.end ?? "pending"}>
+      <div class="hint">
+        <Time at={item.asked_at}>{clockTime(item.asked_at)}</Time>{" "}
+        {item.kind === "question" ? "asked you a question" : `asked to run ${item.tool}`}
+      </div>
+      <p class="att-summary mono">{summary(item, 300)}</p>
+      {item.end === undefined ? (
+        <p>
+          <Badge tone="warn">waiting for you</Badge>{" "}
+          <a href={href({ view: "attention" })}>Answer it</a>
+        </p>
+      ) : (
+        <p>
+          <Badge tone={item.end === "allowed" ? "good" : item.end === "denied" ? "bad" : "muted"}>
+            {endText(item)}
+          </Badge>
+          {item.ended_at !== undefined && (
+            <>
+              {" "}
+              <Time at={item.ended_at}>{clockTime(item.ended_at)}</Time>
+            </>
+          )}
+          {item.message !== undefined && <span class="hint"> — “{item.message}”</span>}
+          {item.answers !== undefined && (
+            <span class="hint">
+              {" "}
+              —{" "}
+              {Object.entries(item.answers)
+                .map(([q, a]) => `${q} → ${a}`)
+                .join("; ")}
+            </span>
+          )}
+        </p>
+      )}
+    </div>
   );
 }
 

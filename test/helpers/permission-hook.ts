@@ -1,0 +1,35 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadOrMintHookToken } from "../../src/state/hook-token.js";
+
+// A PermissionRequest as Claude Code 2.1.328 sends it to the instance's hook
+// route (DR-0058, DR-0062): the recorded payload, for another session, posted
+// with the hook token. The reply is what Claude Code would act on.
+
+const HOOKS = join(import.meta.dirname, "..", "fixtures", "claude-code", "hooks");
+
+/** The recorded payload `permission-request-<name>.json`, for session `sid`. */
+export function permissionPrompt(name: "bash" | "question", sid: string): Record<string, unknown> {
+  const p = JSON.parse(readFileSync(join(HOOKS, `permission-request-${name}.json`), "utf8"));
+  return { ...p, session_id: sid };
+}
+
+/** POST `payload` to the hook route of the instance at `http` (state dir
+ * `stateDir`); resolves with its status and JSON answer once it answers. */
+export async function postHook(
+  http: string,
+  stateDir: string,
+  payload: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(new URL("/hooks/claude", http), {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${loadOrMintHookToken(stateDir)}`,
+      "content-type": "application/json",
+    },
+    body: JSON.stringify(payload),
+    ...(signal === undefined ? {} : { signal }),
+  });
+  return { status: res.status, body: await res.json() };
+}
