@@ -29,7 +29,8 @@ const ALWAYS = /^src\/store\/pg\/url\.ts$/;
 /** Bundle bytes each hot command may load: its figure when this test was
  * written, plus a little (a growth past it is a decision, not an accident). */
 const BUDGET_KB: Record<string, number> = {
-  status: 80,
+  // 84 KB since the attention grants (stop 32): to be cut back to 80 (issue 26).
+  status: 85,
   statusline: 88,
   "inbox --hook": 99,
   // The client alone: no schema library (issue 26).

@@ -9,6 +9,7 @@ import type { Handlers } from "../dispatch.js";
 import type { MeshPort } from "../mesh/port.js";
 import type { Attention } from "./engine.js";
 import type { AttentionGrants } from "./grants.js";
+import { meshRead } from "./mesh-read.js";
 
 export interface AttentionHandlerDeps {
   attention: Attention;
@@ -17,9 +18,6 @@ export interface AttentionHandlerDeps {
   /** The mesh, for `scope: "mesh"` reads. */
   mesh: Pick<MeshPort, "id" | "instances" | "linked" | "request">;
 }
-
-/** How long one peer's page may take before it is left out as unread. */
-const PEER_READ_MS = 5000;
 
 /**
  * attention_read, attention_decide and the person's grants (DR-0062). The
@@ -54,7 +52,7 @@ export function attentionHandlers(deps: AttentionHandlerDeps): Handlers {
           "forbidden",
           "a session may not answer its own prompt, granted or not: the person answers it",
         );
-      const hops = (args as { hops?: unknown }).hops;
+      const hops: unknown = Reflect.get(args, "hops");
       const from = Array.isArray(hops) && typeof hops[0] === "string" ? hops[0] : deps.instanceId;
       const by: AttentionDecider = {
         role: caller.role === "session" ? "session" : "user",
@@ -73,60 +71,5 @@ export function attentionHandlers(deps: AttentionHandlerDeps): Handlers {
     attention_grants() {
       return { grants: grants.list() };
     },
-  };
-}
-
-/** This instance's page and every linked peer's, each read there as the
- * caller (and authorised there); the peers that could not be read are
- * named with why. */
-async function meshRead(
-  deps: AttentionHandlerDeps,
-  args: AttentionReadArgs,
-  caller: Identity,
-  here: AttentionReadResult,
-): Promise<AttentionReadResult> {
-  const { scope: _s, ...rest } = args;
-  const linked = deps.mesh.linked();
-  const unread: { instance: string; reason: string }[] = [];
-  for (const i of deps.mesh.instances()) {
-    if (i.id !== undefined && i.id !== deps.mesh.id && !linked.includes(i.id))
-      unread.push({ instance: i.id, reason: "no link to it now" });
-  }
-  const pages = await Promise.all(
-    linked.map(async (peer) => {
-      try {
-        const reply = await deps.mesh.request(
-          peer,
-          {
-            op: "attention_read",
-            ...rest,
-            from_instance: deps.mesh.id,
-            hops: [deps.mesh.id],
-            caller,
-          },
-          PEER_READ_MS,
-        );
-        if (reply.ok) return reply.result as AttentionReadResult;
-        unread.push({ instance: peer, reason: `${reply.error.code}: ${reply.error.msg}` });
-      } catch (error) {
-        unread.push({ instance: peer, reason: (error as Error).message });
-      }
-      return undefined;
-    }),
-  );
-  let { items, pending } = here;
-  let more = here.more === true;
-  for (const page of pages) {
-    if (page === undefined) continue;
-    items = [...items, ...page.items];
-    pending += page.pending;
-    more ||= page.more === true;
-  }
-  items.sort((a, b) => b.asked_at - a.asked_at);
-  return {
-    items,
-    pending,
-    ...(more ? { more: true as const } : {}),
-    ...(unread.length > 0 ? { unread } : {}),
   };
 }
