@@ -8,10 +8,19 @@ import { loadOrMintHookToken } from "../../src/state/hook-token.js";
 
 const HOOKS = join(import.meta.dirname, "..", "fixtures", "claude-code", "hooks");
 
+/** The recorded hook payload `file`, for session `sid`, `extra` over it. */
+export function hookPayload(
+  file: string,
+  sid: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const p = JSON.parse(readFileSync(join(HOOKS, file), "utf8"));
+  return { ...p, session_id: sid, ...extra };
+}
+
 /** The recorded payload `permission-request-<name>.json`, for session `sid`. */
 export function permissionPrompt(name: "bash" | "question", sid: string): Record<string, unknown> {
-  const p = JSON.parse(readFileSync(join(HOOKS, `permission-request-${name}.json`), "utf8"));
-  return { ...p, session_id: sid };
+  return hookPayload(`permission-request-${name}.json`, sid);
 }
 
 /** POST `payload` to the hook route of the instance at `http` (state dir

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type {
@@ -7,7 +7,6 @@ import type {
   AttentionItem,
   AttentionReadResult,
 } from "../../src/contract/attention.js";
-import { loadOrMintHookToken } from "../../src/state/hook-token.js";
 import {
   isolatedHome,
   runCli,
@@ -17,6 +16,7 @@ import {
 } from "../helpers/instance.js";
 import { startMesh, type TestMesh } from "../helpers/mesh.js";
 import { newSid, Peer } from "../helpers/peer.js";
+import { hookPayload, postHook } from "../helpers/permission-hook.js";
 import { until } from "../helpers/real-claude.js";
 
 // The attention queue's grants, the person at the terminal, its record in
@@ -25,29 +25,18 @@ import { until } from "../helpers/real-claude.js";
 // route as Claude Code posts them, answered with ccmsg attention.
 
 const shared = sharedInstance();
-const hooks = join(import.meta.dirname, "..", "fixtures", "claude-code", "hooks");
-
-function fixture(name: string, sid: string, extra: Record<string, unknown> = {}) {
-  const p = JSON.parse(readFileSync(join(hooks, name), "utf8")) as Record<string, unknown>;
-  return { ...p, session_id: sid, ...extra };
-}
+const fixture = hookPayload;
 /** A Bash prompt of session `sid` asking to run `command`. */
 const bashPrompt = (sid: string, command = "echo ran > ran.txt") =>
   fixture("permission-request-bash.json", sid, {
     tool_input: { command, description: "write a file" },
   });
 
+/** Post a hook as Claude Code does; it must be answered 200. */
 async function hook(inst: TestInstance, payload: Record<string, unknown>): Promise<unknown> {
-  const res = await fetch(new URL("/hooks/claude", inst.http), {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${loadOrMintHookToken(inst.stateDir)}`,
-      "content-type": "application/json",
-    },
-    body: JSON.stringify(payload),
-  });
-  expect(res.status).toBe(200);
-  return res.json();
+  const { status, body } = await postHook(inst.http, inst.stateDir, payload);
+  expect(status).toBe(200);
+  return body;
 }
 
 async function cli(args: string[], env: NodeJS.ProcessEnv) {

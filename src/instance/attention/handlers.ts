@@ -1,8 +1,4 @@
-import type {
-  AttentionDecider,
-  AttentionReadArgs,
-  AttentionReadResult,
-} from "../../contract/attention.js";
+import type { AttentionDecider } from "../../contract/attention.js";
 import type { Identity } from "../../contract/envelope.js";
 import { contractError } from "../../contract/errors.js";
 import type { Handlers } from "../dispatch.js";
