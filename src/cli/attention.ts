@@ -3,11 +3,12 @@ import { sessionId, UsageError } from "../client/flags.js";
 import { wholeSid } from "../client/sid-resolve.js";
 import type { AttentionDecideArgs, AttentionItem } from "../contract/attention.js";
 import { ContractError } from "../contract/errors.js";
+import { attentionHook } from "./attention-hook.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
 
 const USAGE =
-  "ccmsg attention [--all] [--limit n] | attention allow <id> [--instance i] [--always] [--answer <question>=<label>…] | attention deny <id> [--instance i] [--message m] | attention grant|revoke <sid> | attention grants";
+  "ccmsg attention --hook [--harness claude|codex] | attention [--all] [--limit n] | attention allow <id> [--instance i] [--always] [--answer <question>=<label>…] | attention deny <id> [--instance i] [--message m] | attention grant|revoke <sid> | attention grants";
 
 /**
  * `ccmsg attention` — the attention queue (DR-0062): what sessions wait on
@@ -28,10 +29,19 @@ export const attention: Command = async (argv) => {
       message: { type: "string" },
       answer: { type: "string", multiple: true },
       instance: { type: "string" },
+      hook: { type: "boolean" },
+      harness: { type: "string" },
     },
     USAGE,
   );
   const [sub, idWord, ...rest] = positionals;
+  if (values.hook) {
+    const harness = values.harness ?? "claude";
+    if ((harness !== "claude" && harness !== "codex") || sub !== undefined)
+      throw new UsageError(`attention --hook: ${USAGE}`);
+    return attentionHook(values, harness);
+  }
+  if (values.harness !== undefined) throw new UsageError("--harness goes with --hook");
   if (sub === undefined) return list(values);
   if (sub === "grant" || sub === "revoke" || sub === "grants")
     return grants(sub, [idWord, ...rest], values);

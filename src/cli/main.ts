@@ -146,6 +146,8 @@ export const COMMANDS: Record<
       "  allow <id> [--always]    let it run (--always: with Claude Code's own suggestion)",
       "  allow <id> --answer q=l  answer a question: the option label for each question",
       "  deny <id> [--message m]  refuse; the model receives the message",
+      "  --hook [--harness codex] the PermissionRequest hook: reads its payload on stdin, asks",
+      "                           the instance and prints the person's answer (none: the dialog)",
     ].join("\n"),
   },
   notifications: {

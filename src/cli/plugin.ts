@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Client } from "../client/client.js";
 import { UsageError } from "../client/flags.js";
+import { hookRouteUrl } from "../client/hook-route.js";
+import { attentionHoldSeconds } from "../config/config.js";
 import {
   CLAUDE_ALLOW_RULES,
   SETTINGS_SCOPES,
@@ -15,7 +16,7 @@ import { codexStatus, installCodex, uninstallCodex } from "../harness/plugin/cod
 import { runningInvocation } from "../harness/plugin/command-line.js";
 import type { Outcome, PluginContext, Status } from "../harness/plugin/report.js";
 import { loadOrMintHookToken, readHookToken } from "../state/hook-token.js";
-import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../state/paths.js";
+import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
 import { ensureStateDir } from "../state/state-dir.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
@@ -61,9 +62,13 @@ export const plugin: Command = async (argv) => {
     stateDirArgs: explicit ? ["--state-dir", stateDir] : [],
     inv: runningInvocation(),
     env: process.env,
+    permissionHoldS: attentionHoldSeconds(configFile(undefined, process.env)),
   };
   if (harness === "claude") {
-    const url = hookRouteUrl(stateDir);
+    // Claude Code reads the URL as written (no variables), so an instance
+    // that moved off a taken port is reached again after an install (or
+    // its own retargeting, plugin/retarget.ts).
+    const url = hookRouteUrl(stateDir, HOOK_PATH, true);
     // Minted by an install only: status and a dry run read what is there.
     const writes = verb === "install" && !dryRun;
     if (writes) ensureStateDir(stateDir);
@@ -182,22 +187,4 @@ function statusText(s: Status, instance: Reach): string {
   if (s.needs.length > 0) lines.push("", "Still to do:");
   for (const n of s.needs) lines.push(`  - ${n.what}: ${n.how}`);
   return lines.join("\n");
-}
-
-/**
- * Where the http hooks reach the instance (DR-0058): the address the running
- * instance serves HTTP on, else the default one it will take. An instance
- * that serves no HTTP keeps the command hooks. Claude Code reads the URL as
- * written (no variables), so an instance that moved off a taken port is
- * reached again after `ccmsg plugin install claude`.
- */
-function hookRouteUrl(stateDir: string): string | undefined {
-  let http: unknown = `http://${DEFAULT_HTTP}/`;
-  try {
-    http = (
-      JSON.parse(readFileSync(stateFiles(stateDir).instanceJson, "utf8")) as { http?: unknown }
-    ).http;
-  } catch {}
-  if (typeof http !== "string") return undefined;
-  return new URL(HOOK_PATH, http).href;
 }

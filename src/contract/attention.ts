@@ -39,6 +39,9 @@ export const ATTENTION_ENDS = [
   /** The hook went away unanswered (the instance restarted, the harness
    * cancelled it); the dialog, if any, is in the terminal. */
   "hook_gone",
+  /** The harness offers no way to answer this one from elsewhere (Claude
+   * Code's plan approval): kept as asked, answered in the terminal. */
+  "terminal_only",
 ] as const;
 export type AttentionEnd = (typeof ATTENTION_ENDS)[number];
 

@@ -11,6 +11,11 @@ export const SYNC_HOOK_TIMEOUT_S = 5;
  * lives, and only a hook event starts a new one, so `ccmsg wait --hook` runs
  * until just before this many seconds and then exits 0. */
 export const WAITER_HOOK_TIMEOUT_S = 86_400;
+/** A PermissionRequest hook is held while the person may answer from
+ * elsewhere (DR-0062): its timeout is the instance's hold plus this margin,
+ * so the instance, not the harness, ends the hold and says so in the queue. */
+export const PERMISSION_HOOK_MARGIN_S = 30;
+export const permissionHookTimeoutS = (holdS: number) => holdS + PERMISSION_HOOK_MARGIN_S;
 /** Claude Code's cap on `hookSpecificOutput.additionalContext`. */
 export const ADDITIONAL_CONTEXT_MAX_CHARS = 10_000;
 

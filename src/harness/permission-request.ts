@@ -22,7 +22,14 @@ export interface PermissionAsk {
   rawInput: Record<string, unknown>;
   suggestions?: unknown[];
   questions?: AttentionQuestion[];
+  /** Only the terminal can answer it (DR-0062): Claude Code approves a plan
+   * through the hook only with the plan's text in `updatedInput`, which its
+   * payload does not carry (`tool_input` is `{}`). */
+  terminalOnly?: true;
 }
+
+/** Tools whose dialog the hook cannot answer for the person. */
+const TERMINAL_ONLY_TOOLS = new Set(["ExitPlanMode"]);
 
 export function readPermissionRequest(payload: Record<string, unknown>): PermissionAsk | undefined {
   const { session_id: sid, tool_name: tool, tool_input: input } = payload;
@@ -41,6 +48,7 @@ export function readPermissionRequest(payload: Record<string, unknown>): Permiss
       ? { suggestions: payload.permission_suggestions }
       : {}),
     ...(questions === undefined ? {} : { questions }),
+    ...(TERMINAL_ONLY_TOOLS.has(tool) ? { terminalOnly: true as const } : {}),
   };
 }
 

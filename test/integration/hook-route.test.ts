@@ -139,10 +139,8 @@ describe("the plugin's http hooks follow the instance's port", () => {
     const file = join(first.stateDir, "plugins", "claude", "hooks", "hooks.json");
     const urls = () =>
       [...readFileSync(file, "utf8").matchAll(/"url": "([^"]+)"/g)].map((m) => m[1]);
-    expect(urls()).toEqual([
-      new URL("/hooks/claude", first.http).href,
-      new URL("/hooks/claude", first.http).href,
-    ]);
+    // UserPromptSubmit, PreToolUse and PermissionRequest.
+    expect(urls()).toEqual(Array(3).fill(new URL("/hooks/claude", first.http).href));
     await first.stop();
 
     // The same state directory on another (ephemeral) port.

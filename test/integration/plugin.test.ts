@@ -224,6 +224,10 @@ describe("ccmsg plugin … claude", () => {
       expect.objectContaining({ matcher: "Edit|Write|MultiEdit|NotebookEdit" }),
     ]);
     expect(handlers(hooks, "PreToolUse")).toEqual([expect.objectContaining(http)]);
+    // Every permission dialog is asked of the attention queue (DR-0062),
+    // held past the instance's default hold of 600 s.
+    expect(hooks.hooks.PermissionRequest).toEqual([expect.objectContaining({ matcher: "*" })]);
+    expect(handlers(hooks, "PermissionRequest")).toEqual([{ ...http, timeout: 630 }]);
     const waiters = [...handlers(hooks, "SessionStart"), ...handlers(hooks, "Stop")].filter((h) =>
       h.command.includes("'wait'"),
     );
@@ -261,6 +265,21 @@ describe("ccmsg plugin … claude", () => {
 
     expect(s.calls()).toContainEqual(["plugin", "marketplace", "add", s.pluginDir, "--json"]);
     expect(s.calls()).toContainEqual(["plugin", "install", "ccmsg@ccmsg", "--json"]);
+  });
+
+  it("the permission hooks' timeouts follow the configured hold", async () => {
+    const s = setup();
+    mkdirSync(join(s.env.XDG_CONFIG_HOME!, "ccmsg"), { recursive: true });
+    writeFileSync(
+      join(s.env.XDG_CONFIG_HOME!, "ccmsg", "config.json"),
+      JSON.stringify({ attention: { hold_seconds: 120 } }),
+    );
+    expect((await plugin(s, "install", "claude")).code).toBe(0);
+    expect((await plugin(s, "install", "codex")).code).toBe(0);
+    const claude = readJson(join(s.pluginDir, "hooks", "hooks.json"));
+    const codex = readJson(join(s.codexHome, "hooks.json"));
+    expect(handlers(claude, "PermissionRequest").map((h) => h.timeout)).toEqual([150]);
+    expect(handlers(codex, "PermissionRequest").map((h) => h.timeout)).toEqual([150]);
   });
 
   it("changes nothing on a second install, and registers nothing twice", async () => {
@@ -386,6 +405,58 @@ describe("generated hooks reach the instance without PATH", () => {
       sid: JSON.parse(codexPayload).session_id,
     });
   });
+
+  it("Codex's permission-request script waits in the attention queue and prints the person's answer", async () => {
+    const s = setup({ stateDir: inst.stateDir });
+    expect((await plugin(s, "install", "codex")).code).toBe(0);
+    const hook = handlers(readJson(join(s.codexHome, "hooks.json")), "PermissionRequest")[0];
+    // Codex's payload: its common fields, the Bash tool and its command.
+    const payload = readFileSync(
+      join(HOOK_FIXTURES, "codex", "hooks", "permission-request.json"),
+      "utf8",
+    );
+    const answered = runHook(hook.command, payload, s.env);
+    const queue = async () => JSON.parse((await runCli(["attention", "--json"], s.env)).stdout);
+    let items: J[] = [];
+    for (let i = 0; i < 100 && items.length === 0; i++) {
+      items = (await queue()).items;
+      if (items.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(items).toEqual([
+      expect.objectContaining({
+        harness: "codex",
+        tool: "Bash",
+        sid: JSON.parse(payload).session_id,
+        input: expect.stringContaining("npm publish --dry-run"),
+      }),
+    ]);
+    const deny = await runCli(
+      ["attention", "deny", String(items[0].id), "--message", "not from this branch"],
+      s.env,
+    );
+    expect(deny.code, deny.stderr).toBe(0);
+    const a = await answered;
+    expect(a.code).toBe(0);
+    expect(JSON.parse(a.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "deny", message: "not from this branch" },
+      },
+    });
+    expect((await queue()).items).toEqual([]);
+  });
+
+  it("the permission hook leaves the harness's dialog when no instance answers", async () => {
+    const s = setup();
+    expect((await plugin(s, "install", "codex")).code).toBe(0);
+    const hook = handlers(readJson(join(s.codexHome, "hooks.json")), "PermissionRequest")[0];
+    const payload = readFileSync(
+      join(HOOK_FIXTURES, "codex", "hooks", "permission-request.json"),
+      "utf8",
+    );
+    const a = await runHook(hook.command, payload, s.env);
+    expect(a).toEqual({ code: 0, stdout: "" });
+  });
 });
 
 // --- Codex ---------------------------------------------------------------
@@ -424,8 +495,19 @@ describe("ccmsg plugin … codex", () => {
     expect(checkHooksShape(hooks)).toEqual([]);
     // The person's Stop hook stays, beside ccmsg's.
     expect(hooks.hooks.Stop.slice(0, -1)).toEqual(JSON.parse(USER_HOOKS).hooks.Stop);
-    for (const event of ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
+    for (const event of [
+      "SessionStart",
+      "UserPromptSubmit",
+      "Stop",
+      "SessionEnd",
+      "PermissionRequest",
+    ])
       expect(handlers(hooks, event).filter((h) => h.command.includes("ccmsg-"))).toHaveLength(1);
+    // The attention queue's hook waits for the person: hold 600 s + 30.
+    const ask = handlers(hooks, "PermissionRequest")[0];
+    expect(ask.timeout).toBe(630);
+    const askScript = readFileSync(JSON.parse(ask.command.replace(/'/g, '"')), "utf8");
+    expect(askScript).toContain("'attention' '--hook' '--harness' 'codex'");
     expect(hooks.hooks.SessionStart[0].matcher).toBe("startup|resume|clear");
     // The person's indentation is kept.
     expect(readFileSync(join(s.codexHome, "hooks.json"), "utf8")).toMatch(/^\{\n {4}"hooks"/);

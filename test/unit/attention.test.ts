@@ -86,6 +86,22 @@ describe("the attention queue (DR-0062)", () => {
     expect(attention.read({ pending: true }).pending).toBe(0);
   });
 
+  it("keeps a plan approval it cannot answer and leaves it to the terminal at once", async () => {
+    const { attention } = queue();
+    // Claude Code's ExitPlanMode prompt: its input is {}, and only an allow
+    // carrying the plan's text approves it.
+    const plan = readPermissionRequest({
+      ...JSON.parse(readFileSync(join(hooks, "permission-request-bash.json"), "utf8")),
+      tool_name: "ExitPlanMode",
+      tool_input: {},
+    })!;
+    expect(await attention.ask(plan, "claude", new AbortController().signal)).toEqual({});
+    const [item] = attention.read({}).items;
+    expect(item).toMatchObject({ tool: "ExitPlanMode", end: "terminal_only" });
+    const late = await attention.decide({ sid: plan.sid, id: item!.id, behavior: "allow" }, PERSON);
+    expect(late).toMatchObject({ outcome: "refused", reason: "only the terminal can answer it" });
+  });
+
   it("gives the model a person's deny message", async () => {
     const { attention } = queue();
     const answer = attention.ask(bash(), "claude", new AbortController().signal);

@@ -9,3 +9,6 @@ export const claudeReceiptPath = (stateDir: string) =>
 /** The instance's route for the plugin's http hooks (DR-0058); Claude Code's
  * event is in the body. */
 export const HOOK_PATH = "/hooks/claude";
+/** The same route for Codex's PermissionRequest, which `ccmsg attention
+ * --hook --harness codex` posts to (Codex runs command hooks only). */
+export const CODEX_HOOK_PATH = "/hooks/codex";

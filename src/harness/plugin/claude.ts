@@ -2,7 +2,11 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readJsonFile } from "../../util/json-file.js";
 import { VERSION } from "../../util/version.js";
-import { SYNC_HOOK_TIMEOUT_S, WAITER_HOOK_TIMEOUT_S } from "../hook-delivery.js";
+import {
+  permissionHookTimeoutS,
+  SYNC_HOOK_TIMEOUT_S,
+  WAITER_HOOK_TIMEOUT_S,
+} from "../hook-delivery.js";
 import {
   type AllowRecord,
   addAllowRules,
@@ -82,8 +86,16 @@ export function claudeHooks(ctx: PluginContext): unknown {
           type: "http",
           url: httpHook.url,
           headers: { Authorization: `Bearer ${httpHook.token}` },
-          timeout: SYNC_HOOK_TIMEOUT_S,
+          timeout: command.timeout,
         };
+  // The attention queue (DR-0062): every permission dialog is asked of the
+  // instance, which holds the hook while the person may answer from
+  // elsewhere; the harness's timeout leaves the instance room to end it.
+  const permission = hot({
+    type: "command",
+    command: run("attention"),
+    timeout: permissionHookTimeoutS(ctx.permissionHoldS),
+  });
   return {
     hooks: {
       SessionStart: [
@@ -109,6 +121,7 @@ export function claudeHooks(ctx: PluginContext): unknown {
           ],
         },
       ],
+      PermissionRequest: [{ matcher: "*", hooks: [permission] }],
       Stop: [{ hooks: [waiter] }],
       SessionEnd: [{ hooks: [sync("stopping")] }],
     },

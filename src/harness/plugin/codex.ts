@@ -1,6 +1,7 @@
 import { accessSync, constants, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { codexConfigHome } from "../../state/paths.js";
+import { permissionHookTimeoutS } from "../hook-delivery.js";
 import {
   type CodexHook,
   foreignMcpEntry,
@@ -55,6 +56,14 @@ const HOOKS = [
   // it going at its end (a Stop hook's `decision: "block"`).
   { event: "Stop", name: "stop", verb: "inbox", timeout: 10 },
   { event: "SessionEnd", name: "session-end", verb: "stopping", timeout: 3 },
+  // The attention queue (DR-0062): the hook asks the instance and waits for
+  // the person's answer; its timeout follows the hold (codexHooks).
+  {
+    event: "PermissionRequest",
+    name: "permission-request",
+    verb: "attention",
+    args: ["--harness", "codex"],
+  },
 ] as const;
 
 const scriptPath = (stateDir: string, name: string) =>
@@ -63,13 +72,19 @@ const scriptPath = (stateDir: string, name: string) =>
 /** A script that runs ccmsg as the Codex thread. Claude Code's variables are
  * dropped: a Codex started inside Claude Code inherits them, and they would
  * make ccmsg greet Claude's instance as Claude's session. */
-function script(ctx: PluginContext, home: string, event: string, verb: string): string {
+function script(
+  ctx: PluginContext,
+  home: string,
+  event: string,
+  verb: string,
+  args: readonly string[] = [],
+): string {
   return [
     "#!/bin/sh",
     `# Codex ${event} hook, written by \`ccmsg plugin install codex\`: runs \`ccmsg ${verb} --hook\`.`,
     "exec /usr/bin/env -u CLAUDE_CONFIG_DIR -u CLAUDE_CODE_SESSION_ID -u CLAUDE_PROJECT_DIR \\",
     `  CODEX_HOME=${shellWord(home)} \\`,
-    `  ${commandLine(ctx.inv, [verb, "--hook", ...ctx.stateDirArgs])}`,
+    `  ${commandLine(ctx.inv, [verb, "--hook", ...args, ...ctx.stateDirArgs])}`,
     "",
   ].join("\n");
 }
@@ -79,7 +94,7 @@ function codexHooks(ctx: PluginContext): CodexHook[] {
     event: h.event,
     ...("matcher" in h ? { matcher: h.matcher } : {}),
     command: shellWord(scriptPath(ctx.stateDir, h.name)),
-    timeout: h.timeout,
+    timeout: "timeout" in h ? h.timeout : permissionHookTimeoutS(ctx.permissionHoldS),
   }));
 }
 
@@ -98,7 +113,7 @@ export function codexFiles(ctx: PluginContext): Desired[] {
         path: scriptPath(ctx.stateDir, h.name),
         strategy: "owned",
         mode: 0o755,
-        content: () => script(ctx, home, h.event, h.verb),
+        content: () => script(ctx, home, h.event, h.verb, "args" in h ? h.args : []),
       }),
     ),
     {
@@ -139,7 +154,7 @@ async function codexNeeds(ctx: PluginContext): Promise<Need[]> {
   const needs: Need[] = [
     {
       what: "trust ccmsg's hooks: Codex skips hooks nobody has reviewed",
-      how: "in Codex run /hooks and trust the ccmsg hooks (SessionStart, UserPromptSubmit, SessionEnd); once per definition",
+      how: `in Codex run /hooks and trust the ccmsg hooks (${HOOKS.map((h) => h.event).join(", ")}); once per definition`,
     },
   ];
   const exe = onPath("codex", ctx.env);

@@ -115,6 +115,10 @@ export class Attention {
       await this.end(item, "hook_gone");
       return {};
     }
+    if (ask.terminalOnly === true) {
+      await this.end(item, "terminal_only");
+      return {};
+    }
     // The person is at the terminal: the dialog there is theirs to answer,
     // and a hook held open would only keep the queue showing it.
     if (this.here(ask.sid, item.asked_at)) {
@@ -284,6 +288,8 @@ function endedBecause(item: AttentionItem): string {
       return "the session ended";
     case "hook_gone":
       return "the session stopped waiting on this instance: answer it in the terminal";
+    case "terminal_only":
+      return "only the terminal can answer it";
     default:
       return "it ended";
   }

@@ -1,6 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { readConfig } from "../../config/config.js";
+import type { AttentionItem } from "../../contract/attention.js";
 import { isSid, type Sid } from "../../contract/identifiers.js";
 import type { InboxMessage } from "../../contract/messaging.js";
 import { RESERVATIONS_NS } from "../../contract/reservations.js";
@@ -19,6 +20,9 @@ import type { Attention } from "../attention/engine.js";
 import type { Kv } from "../kv/kv.js";
 import type { Messaging } from "../messaging/engine.js";
 import type { Sessions } from "../sessions/sessions.js";
+
+/** Whose hook asks: the answer's shape and the item's harness follow it. */
+export type Harness = AttentionItem["harness"];
 
 /** What the hook answers read, in-process. */
 export interface HookAnswersDeps {
@@ -49,21 +53,27 @@ export class HookAnswers {
 
   /** The answer to one hook's payload; undefined = none (`{}`). `gone`
    * aborts when the hook's request goes away unanswered. */
-  answer(payload: Record<string, unknown>, gone: AbortSignal): Promise<HookAnswer> {
+  answer(
+    payload: Record<string, unknown>,
+    gone: AbortSignal,
+    harness: Harness = "claude",
+  ): Promise<HookAnswer> {
     const event = payload.hook_event_name;
+    if (event === "PermissionRequest") return this.permission(payload, gone, harness);
+    // Codex's other hooks are command hooks with rules of their own.
+    if (harness !== "claude") return Promise.resolve(undefined);
     if (event === "UserPromptSubmit") return this.prompt(payload);
     if (event === "PreToolUse") return this.edit(payload);
-    if (event === "PermissionRequest") return this.permission(payload, gone);
     return Promise.resolve(undefined);
   }
 
   /** Held until a person decides, the terminal answers, the hold runs out
    * or the hook goes away (DR-0062). */
-  private async permission(payload: Record<string, unknown>, gone: AbortSignal) {
+  private async permission(payload: Record<string, unknown>, gone: AbortSignal, harness: Harness) {
     const ask = readPermissionRequest(payload);
     if (ask === undefined || !isSid(ask.sid)) return undefined;
     this.deps.sessions.touch(ask.sid);
-    return (await this.deps.attention.ask(ask, "claude", gone)) as HookAnswer;
+    return (await this.deps.attention.ask(ask, harness, gone)) as HookAnswer;
   }
 
   private async prompt(payload: Record<string, unknown>): Promise<HookAnswer> {

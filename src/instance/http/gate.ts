@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { Socket } from "node:net";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { HttpConfig } from "../../config/config.js";
-import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
+import { CODEX_HOOK_PATH, HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { addressList, clientAddress, contains, isLoopbackAddress } from "../../net/address-list.js";
 import { AUTH_ROUTES } from "../auth/auth-routes.js";
 import type { PersonAuth, PersonToken } from "../auth/person-auth.js";
@@ -242,11 +242,11 @@ export class Gate {
    * the four auth routes, which are how a person gets a token; the mesh key
    * route, which a peer asks with no credential here and no browser has any
    * business asking (any Origin is refused); and the one-time link, which is
-   * how a browser gets the owner's cookie; the hook route, from this machine
+   * how a browser gets the owner's cookie; the hook routes, from this machine
    * only, whose token (hook-route.ts) opens nothing else. */
   private openRoutes({ method, url, headers, ip }: Asked): AuthAnswer | typeof THROUGH | undefined {
     if (method === "POST" && WEBHOOK_PATH.test(url.pathname)) return THROUGH;
-    if (method === "POST" && url.pathname === HOOK_PATH)
+    if (method === "POST" && (url.pathname === HOOK_PATH || url.pathname === CODEX_HOOK_PATH))
       return isLoopbackAddress(ip) ? THROUGH : PEOPLE_ONLY;
     if (method === "POST" && this.authPaths.has(url.pathname)) return THROUGH;
     if (

@@ -195,6 +195,10 @@ export function endText(item: AttentionItem): string {
       return "the session ended";
     case "hook_gone":
       return "the hook went away: answer it in the terminal";
+    case "at_terminal":
+      return "you were at the terminal: answered there";
+    case "terminal_only":
+      return "answer it in the terminal (it cannot be answered from here)";
     default:
       return "waiting";
   }

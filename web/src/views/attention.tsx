@@ -294,7 +294,11 @@ function Question(props: {
 function EndedItem({ item, at }: { item: AttentionItem; at: number }) {
   const good = item.end === "allowed";
   const toTerminal =
-    item.end === "timed_out" || item.end === "hook_gone" || item.end === "answered_in_terminal";
+    item.end === "timed_out" ||
+    item.end === "hook_gone" ||
+    item.end === "answered_in_terminal" ||
+    item.end === "at_terminal" ||
+    item.end === "terminal_only";
   const mine = refusals.value.get(item.id);
   return (
     <li class="att-item ended" data-attention={item.id} data-end={item.end}>

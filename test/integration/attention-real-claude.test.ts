@@ -1,0 +1,237 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AttentionItem } from "../../src/contract/attention.js";
+import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
+import { ownerHeaders } from "../helpers/http.js";
+import {
+  isolatedHome,
+  ROOT,
+  runCli,
+  startInstance,
+  type TestInstance,
+} from "../helpers/instance.js";
+import { alive, claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
+
+// The attention queue (DR-0062) with the REAL Claude Code 2.1.328 in tmux,
+// in its default permission mode, ccmsg's plugin installed: the scripted
+// model asks for a Bash command, Claude Code opens its permission dialog and
+// its PermissionRequest http hook asks the instance. What the person decides
+// elsewhere is proven by what the model receives next; with nobody deciding,
+// the dialog in the terminal is the one that answers.
+
+const BIN = join(ROOT, "node_modules", ".bin");
+/** The instance holds a hook this long (its test hook). */
+const HOLD_MS = 8000;
+
+let inst: TestInstance;
+let model: FakeModel;
+let claude: TmuxClaude;
+let cwd: string;
+let cliEnv: Record<string, string | undefined>;
+let sid: string;
+let harnessPid: number | undefined;
+
+/** "run case x" asks for `echo out-x > <cwd>/x.ran`, which Claude Code asks
+ * permission for once (a compound command or one that makes a directory is
+ * asked for in parts: a dialog, and an item, for each); its tool result ends
+ * the turn. */
+function script(req: ModelRequest) {
+  if (!req.raw.includes('"name":"Bash"')) return { text: "ok" };
+  const last = JSON.stringify(req.body.messages?.at(-1) ?? "");
+  if (last.includes('"tool_result"')) return { text: "done" };
+  const name = [...req.raw.matchAll(/run case ([a-z])\b/g)].at(-1)?.[1];
+  if (name === undefined) return { text: "ready" };
+  const command = `echo out-${name} > ${join(cwd, `${name}.ran`)}`;
+  return { tool: { name: "Bash", input: { command, description: `case ${name}` } } };
+}
+
+beforeAll(async () => {
+  const home = isolatedHome();
+  inst = await startInstance({
+    env: {
+      ...home.env,
+      CCMSG_TEST_ATTENTION_HOLD_MS: String(HOLD_MS),
+      // The prompts are typed into the pane: without this the person would
+      // count as at the terminal, and the hook would leave the dialog at once.
+      CCMSG_TEST_ATTENTION_AT_TERMINAL_MS: "0",
+    },
+  });
+  model = await FakeModel.start(script);
+  cwd = join(home.env.HOME!, "widgets");
+  mkdirSync(cwd, { recursive: true });
+  const claudeEnv = claudeSetup(
+    { HOME: home.env.HOME!, CLAUDE_CONFIG_DIR: home.env.CLAUDE_CONFIG_DIR! },
+    cwd,
+    model.url,
+    { PATH: `${BIN}:${process.env.PATH}`, XDG_CONFIG_HOME: home.env.XDG_CONFIG_HOME! },
+  );
+  cliEnv = {
+    ...claudeEnv,
+    XDG_STATE_HOME: home.env.XDG_STATE_HOME,
+    CCMSG_STATE_DIR: inst.stateDir,
+  };
+  const installed = await runCli(["plugin", "install", "claude", "--json"], cliEnv);
+  expect(installed.code, installed.stderr).toBe(0);
+  claude = new TmuxClaude("ccmsg-attention", claudeEnv, cwd, ["--permission-mode", "default"]);
+  harnessPid = (await idleSessionState(home.env.CLAUDE_CONFIG_DIR!)).pid;
+}, 60_000);
+
+afterAll(async () => {
+  claude?.kill();
+  // Gone before its home is removed (it writes there to the end).
+  if (harnessPid !== undefined)
+    await until("the harness to exit", () => (alive(harnessPid!) ? undefined : true));
+  await model?.close();
+  await inst?.stop();
+});
+
+/** The queue as the console reads it: every kept item, newest first. */
+async function queue(): Promise<AttentionItem[]> {
+  const res = await fetch(`${inst.http}api/attention`, { headers: ownerHeaders(inst.http) });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { items: AttentionItem[] }).items;
+}
+
+/** Case `name`'s item once the hook asked, and (`ended`) once it ended. */
+function itemOf(name: string, ended = false): Promise<AttentionItem> {
+  return until(
+    `case ${name}'s item${ended ? " to end" : ""}`,
+    async () =>
+      (await queue()).find(
+        (i) => i.input.includes(`${name}.ran`) && (!ended || i.end !== undefined),
+      ),
+    HOLD_MS + 20_000,
+  );
+}
+
+/** Type case `name`; its item, pending. */
+async function ask(name: string): Promise<AttentionItem> {
+  claude.type(`run case ${name}`);
+  const item = await itemOf(name);
+  sid = item.sid;
+  expect(item).toMatchObject({ harness: "claude", tool: "Bash", kind: "permission" });
+  expect(item.end).toBeUndefined();
+  return item;
+}
+
+/** The model's request after case `name`'s tool ran (or was refused). */
+const toolResult = (name: string) =>
+  model.waitFor(
+    (r) =>
+      r.sid === sid &&
+      JSON.stringify(r.body.messages?.at(-1) ?? "").includes('"tool_result"') &&
+      [...r.raw.matchAll(/run case ([a-z])\b/g)].at(-1)?.[1] === name,
+    HOLD_MS + 20_000,
+  );
+
+/**
+ * Until case `name`'s tool result reaches the model, answer each of its
+ * prompts as they come (`answer` decides an item from elsewhere; without it
+ * the dialog is answered in the terminal); the items of the case.
+ */
+async function answerEach(
+  name: string,
+  answer?: (item: AttentionItem) => Promise<unknown>,
+): Promise<{ result: ModelRequest; items: AttentionItem[] }> {
+  const result = toolResult(name);
+  let done = false;
+  void result.finally(() => {
+    done = true;
+  });
+  const answered = new Set<number>();
+  while (!done) {
+    const mine = (await queue()).filter((i) => i.input.includes(`${name}.ran`));
+    for (const i of mine.filter((i) => i.end === undefined && !answered.has(i.id))) {
+      answered.add(i.id);
+      if (answer !== undefined) await answer(i);
+    }
+    if (answer === undefined && claude.pane().includes("Do you want to proceed?"))
+      claude.key("Enter");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const items = (await queue()).filter((i) => i.input.includes(`${name}.ran`));
+  return { result: await result, items };
+}
+
+/** Until the session is back at its prompt. */
+const idle = () =>
+  until("the session's turn to end", () =>
+    /\u276f\s*$/m.test(claude.pane()) && !claude.pane().includes("Do you want to proceed?")
+      ? true
+      : undefined,
+  );
+
+describe("the attention queue with the real Claude Code", () => {
+  it("Allow from elsewhere runs the command: its output is in the model's next request", async () => {
+    try {
+      await ask("a");
+      // Claude Code may ask more than once for one command (its path checks
+      // each open a dialog): each is an item, each allowed from the CLI.
+      const { result, items } = await answerEach("a", async (i) => {
+        const allowed = await runCli(["attention", "allow", String(i.id), "--json"], cliEnv);
+        expect(allowed.code, allowed.stderr).toBe(0);
+      });
+      expect(JSON.stringify(result.body.messages?.at(-1))).not.toContain('"is_error":true');
+      expect(readFileSync(join(cwd, "a.ran"), "utf8")).toBe("out-a\n");
+      expect(items.map((i) => i.end)).toEqual(items.map(() => "allowed"));
+      await idle();
+    } catch (error) {
+      console.log(claude.pane());
+      throw error;
+    }
+  }, 90_000);
+
+  it("Deny with a message: the command does not run and the model receives the message", async () => {
+    try {
+      const item = await ask("b");
+      const res = await fetch(`${inst.http}api/attention/${item.id}/decide`, {
+        method: "POST",
+        headers: { ...ownerHeaders(inst.http), "content-type": "application/json" },
+        body: JSON.stringify({ sid: item.sid, behavior: "deny", message: "not on main, please" }),
+      });
+      expect(res.status).toBe(200);
+      const result = JSON.stringify((await toolResult("b")).body.messages?.at(-1));
+      expect(result).toContain('"is_error":true');
+      expect(result).toContain("not on main, please");
+      expect(existsSync(join(cwd, "b.ran"))).toBe(false);
+      expect((await itemOf("b", true)).end).toBe("denied");
+      await idle();
+    } catch (error) {
+      console.log(claude.pane());
+      throw error;
+    }
+  }, 90_000);
+
+  it("answered in the terminal first: the command runs and the queue says so", async () => {
+    try {
+      await ask("c");
+      const { items } = await answerEach("c");
+      expect(existsSync(join(cwd, "c.ran"))).toBe(true);
+      expect(items.map((i) => i.end)).toEqual(items.map(() => "answered_in_terminal"));
+      await idle();
+    } catch (error) {
+      console.log(claude.pane());
+      throw error;
+    }
+  }, 90_000);
+
+  it("nobody answers within the hold: the hook leaves the dialog up and the queue says timed out", async () => {
+    try {
+      const item = await ask("d");
+      const ended = await itemOf("d", true);
+      expect(ended.end).toBe("timed_out");
+      expect((ended.ended_at ?? 0) - item.asked_at).toBeGreaterThanOrEqual(HOLD_MS - 100);
+      // The dialog is still the terminal's to answer.
+      expect(claude.pane()).toContain("Do you want to proceed?");
+      expect(existsSync(join(cwd, "d.ran"))).toBe(false);
+      const { items } = await answerEach("d");
+      expect(existsSync(join(cwd, "d.ran"))).toBe(true);
+      // The late terminal answer does not reopen or change the item.
+      expect(items.find((i) => i.id === item.id)?.end).toBe("timed_out");
+    } catch (error) {
+      console.log(claude.pane());
+      throw error;
+    }
+  }, 90_000);
+});
