@@ -244,7 +244,10 @@ export async function buildEngines(input: EngineInputs): Promise<Engines> {
   return {
     config,
     attention: attention.attention,
-    attentionHttp: attentionHttp(attention.attention, id),
+    attentionHttp: attentionHttp({
+      ...{ attention: attention.attention, instanceId: id },
+      ...{ mesh: mesh.mesh, forwarder: mesh.forwarder },
+    }),
     teamBoard: team,
     hub,
     sessions: sessions.sessions,

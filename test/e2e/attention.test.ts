@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requiredPath } from "../helpers/env.js";
 import { http } from "../helpers/http.js";
 import { ROOT, startInstance, type TestInstance } from "../helpers/instance.js";
-import { Peer } from "../helpers/peer.js";
+import { startMesh } from "../helpers/mesh.js";
+import { newSid, Peer } from "../helpers/peer.js";
 import { permissionPrompt, postHook } from "../helpers/permission-hook.js";
 import { axe, openConsole, type PageGlobals, sharedBrowser, viewUrl } from "./browser.js";
 
@@ -220,4 +221,39 @@ describe("Needs you, in the console", () => {
     expect((await reply).hookSpecificOutput?.decision).toEqual({ behavior: "allow" });
     await phone.close();
   });
+});
+
+describe("Needs you across the mesh", () => {
+  it("lists a linked instance's prompt and Deny there answers its hook", async () => {
+    const mesh = await startMesh(2);
+    await mesh.waitLinked();
+    const [A, C] = mesh.instances as [TestInstance, TestInstance];
+    const remote = newSid();
+    const reply = postHook(C.http, C.stateDir, permissionPrompt("bash", remote));
+    const { context, page } = await openConsole(b.browser, A);
+    try {
+      await page.goto(viewUrl(page, "#/attention"));
+      // Read across the mesh every few seconds: C's item, named as C's.
+      const item = page.locator(`.att-list:not(.att-ended) .att-item`);
+      await item.waitFor({ timeout: 15_000 });
+      const idC = (await item.getAttribute("data-instance"))!;
+      expect(await item.textContent()).toContain(`instance ${idC.slice(0, 8)}`);
+      expect(await item.textContent()).not.toContain("this instance");
+      await item.locator("input[type='text']").fill("ask on the channel first");
+      await item.locator("[data-decide='deny']").click();
+      expect((await reply).body).toEqual({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "deny", message: "ask on the channel first" },
+        },
+      });
+      const done = page.locator(`.att-ended [data-instance='${idC}']`);
+      await done.waitFor();
+      expect(await done.getAttribute("data-end")).toBe("denied");
+      expect(await done.textContent()).toContain("denied by you from the console on instance");
+    } finally {
+      await context.close();
+      await mesh.stop();
+    }
+  }, 60_000);
 });

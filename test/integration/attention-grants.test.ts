@@ -7,6 +7,7 @@ import type {
   AttentionItem,
   AttentionReadResult,
 } from "../../src/contract/attention.js";
+import { http } from "../helpers/http.js";
 import {
   isolatedHome,
   runCli,
@@ -236,6 +237,34 @@ describe("attention across the mesh (DR-0062)", () => {
     });
   });
 
+  it("the HTTP API reads the mesh's items and decides one on the instance that holds it", async () => {
+    const idC = await idOf(C);
+    const sid = newSid();
+    const answer = hook(C, bashPrompt(sid));
+    const item = await pendingOf(mesh.env(0), sid);
+    const page = await http(A.http, "GET", "/api/attention?scope=mesh&pending=1");
+    expect(page.status).toBe(200);
+    expect((page.body as unknown as AttentionReadResult).items).toContainEqual(
+      expect.objectContaining({ id: item.id, sid, instance: idC }),
+    );
+    // Without scope, A's own items only.
+    const local = (await http(A.http, "GET", "/api/attention?pending=1"))
+      .body as unknown as AttentionReadResult;
+    expect(local.items.filter((i) => i.sid === sid)).toEqual([]);
+    const r = await http(A.http, "POST", `/api/attention/${item.id}/decide`, {
+      ...{ sid, behavior: "deny", message: "later", instance: idC },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      ok: true,
+      outcome: "decided",
+      item: { end: "denied", instance: idC, decided_by: { role: "user", via: "api" } },
+    });
+    expect(await answer).toMatchObject({
+      hookSpecificOutput: { decision: { behavior: "deny", message: "later" } },
+    });
+  });
+
   it("answers instance_unreachable for an item of an instance out of reach", async () => {
     const envA = mesh.env(0);
     const idC = await idOf(C);
@@ -261,6 +290,16 @@ describe("attention across the mesh (DR-0062)", () => {
       const cliTry = await cli(["attention", "allow", String(item.id)], envA);
       expect(cliTry.code).not.toBe(0);
       expect(cliTry.stderr).toContain("instance_unreachable");
+      // The HTTP API says the same, 502, and names the instance unread.
+      const api = await http(A.http, "POST", `/api/attention/${item.id}/decide`, {
+        sid,
+        behavior: "allow",
+        instance: idC,
+      });
+      expect(api.status).toBe(502);
+      expect(api.body).toMatchObject({ ok: false, code: "instance_unreachable" });
+      const page = await http(A.http, "GET", "/api/attention?scope=mesh");
+      expect(page.body).toMatchObject({ ok: true, unread: [{ instance: idC }] });
       p.client.close();
     } finally {
       mesh.heal();

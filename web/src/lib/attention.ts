@@ -14,20 +14,31 @@ import { route } from "./router.js";
  * own dialog stays up in the terminal. The `attention` topic is held for the
  * page's whole life (the count is in the header of every view); its snapshot
  * is the pending items, then every item that changed. The items lately ended
- * are read once per greeting, so a reload still shows how they ended.
+ * are read once per greeting, so a reload still shows how they ended. The
+ * linked instances' pending items are read across the mesh every few seconds
+ * (the topic carries this instance's only); a decision on one goes to its
+ * instance (`to_instance`, contract §8). Ids are each instance's own: items
+ * are told apart by instance and id (`itemKey`).
  */
 
 /** Ended items shown in the list this long after their end. */
 export const ENDED_SHOWN_MS = 30 * 60_000;
 const RECENT_READ = 50;
+/** How often the linked instances' pending items are read. */
+const MESH_READ_MS = 3000;
+
+/** An item's identity across the mesh. */
+export const itemKey = (i: Pick<AttentionItem, "instance" | "id">) => `${i.instance}#${i.id}`;
 
 const topic = topics.hold<{ items: AttentionItem[] }>("attention").state;
 /** Read on each greeting: the newest items, ended ones included. */
 const recent = signal<AttentionItem[]>([]);
 /** What a decision from this tab answered (it shows before the frame). */
-const answered = signal<ReadonlyMap<number, AttentionItem>>(new Map());
-/** A decision refused (second, or too late), by item id: the reason. */
-export const refusals = signal<ReadonlyMap<number, string>>(new Map());
+const answered = signal<ReadonlyMap<string, AttentionItem>>(new Map());
+/** The pending items of the mesh (this instance's among them), last read. */
+const meshPending = signal<AttentionItem[]>([]);
+/** A decision refused (second, or too late), by item key: the reason. */
+export const refusals = signal<ReadonlyMap<string, string>>(new Map());
 
 export const attentionStale = computed(() => topic.stale.value);
 export const attentionError = computed(() => topic.error.value);
@@ -41,11 +52,20 @@ function later(a: AttentionItem | undefined, b: AttentionItem): AttentionItem {
   return (b.refused?.length ?? 0) >= (a.refused?.length ?? 0) ? b : a;
 }
 
-/** Every item the console knows, by id. */
+/** Every item the console knows, by key. An item of this instance that the
+ * mesh read saw pending and the topic no longer lists has ended: the topic's
+ * (and the recent read's) view wins through `later`. */
 export const known = computed(() => {
-  const map = new Map<number, AttentionItem>();
-  for (const list of [recent.value, topic.value.value?.items ?? [], [...answered.value.values()]])
-    for (const i of list) map.set(i.id, later(map.get(i.id), i));
+  const map = new Map<string, AttentionItem>();
+  const here = wire.instance.value;
+  const remote = meshPending.value.filter((i) => i.instance !== here);
+  for (const list of [
+    recent.value,
+    remote,
+    topic.value.value?.items ?? [],
+    [...answered.value.values()],
+  ])
+    for (const i of list) map.set(itemKey(i), later(map.get(itemKey(i)), i));
   return map;
 });
 
@@ -75,25 +95,71 @@ effect(() => {
     },
     () => {},
   );
+  const readMesh = () =>
+    wire.request("attention_read", { pending: true, limit: 200, scope: "mesh" }).then(
+      (page) => {
+        // What left the mesh's pending list ended there: remember it ended
+        // rather than drop it, so a decision seen pending is not lost.
+        const still = new Set(page.items.map(itemKey));
+        const gone = meshPending.peek().filter((i) => !still.has(itemKey(i)));
+        if (gone.length > 0) recheck(gone);
+        meshPending.value = page.items;
+      },
+      () => {},
+    );
+  void readMesh();
+  const timer = setInterval(readMesh, MESH_READ_MS);
+  return () => clearInterval(timer);
 });
+
+/** Items of other instances that left their pending list: read how they
+ * ended (each on its own instance), so the list shows it. */
+function recheck(items: AttentionItem[]): void {
+  const here = wire.instance.peek();
+  for (const item of items) {
+    if (item.instance === here) continue;
+    wire
+      .request("attention_read", {
+        sid: item.sid,
+        before: item.id + 1,
+        limit: 1,
+        scope: "mesh",
+      })
+      .then(
+        (page) => {
+          const found = page.items.find((i) => itemKey(i) === itemKey(item));
+          if (found === undefined) return;
+          const next = new Map(answered.peek());
+          next.set(itemKey(found), found);
+          answered.value = next;
+        },
+        () => {},
+      );
+  }
+}
 
 /** A person's decision, from the console. */
 export async function decide(
   item: AttentionItem,
   decision: Pick<AttentionDecideArgs, "behavior" | "message" | "always" | "answers">,
 ): Promise<AttentionDecideResult> {
-  const result = await wire.request("attention_decide", {
+  // An item of another instance is decided there: `to_instance` is the
+  // envelope field that carries the op to it (contract §8).
+  const elsewhere = item.instance !== wire.instance.peek();
+  const args = {
     sid: item.sid,
     id: item.id,
     ...decision,
     via: "console",
-  });
+    ...(elsewhere ? { to_instance: item.instance } : {}),
+  } as AttentionDecideArgs;
+  const result = await wire.request("attention_decide", args);
   const next = new Map(answered.peek());
-  next.set(result.item.id, result.item);
+  next.set(itemKey(result.item), result.item);
   answered.value = next;
   if (result.outcome === "refused") {
     const r = new Map(refusals.peek());
-    r.set(item.id, result.reason ?? "refused");
+    r.set(itemKey(item), result.reason ?? "refused");
     refusals.value = r;
   }
   return result;
@@ -117,9 +183,10 @@ export function sessionAttention(sid: string): {
     );
   });
   const items = computed(() => {
-    const map = new Map<number, AttentionItem>();
-    for (const i of history.value) map.set(i.id, i);
-    for (const i of known.value.values()) if (i.sid === sid) map.set(i.id, later(map.get(i.id), i));
+    const map = new Map<string, AttentionItem>();
+    for (const i of history.value) map.set(itemKey(i), i);
+    for (const i of known.value.values())
+      if (i.sid === sid) map.set(itemKey(i), later(map.get(itemKey(i)), i));
     return [...map.values()].sort(byAsked);
   });
   return { items, dispose: stop };
@@ -129,16 +196,16 @@ export function sessionAttention(sid: string): {
 
 /** Ids already seen pending: the first frame (what was waiting when the page
  * opened) is shown, not announced; each later new one is. */
-let seen: Set<number> | undefined;
+let seen: Set<string> | undefined;
 
 effect(() => {
-  const items = topic.value.value?.items;
-  if (items === undefined) return;
+  if (topic.value.value === undefined) return;
+  const items = pending.value;
   const first = seen === undefined;
   seen ??= new Set();
   for (const item of items) {
-    if (item.end !== undefined || seen.has(item.id)) continue;
-    seen.add(item.id);
+    if (seen.has(itemKey(item))) continue;
+    seen.add(itemKey(item));
     if (!first) announce(item);
   }
 });
@@ -151,7 +218,7 @@ function announce(item: AttentionItem): void {
   try {
     const shown = new Notification(`Needs you: ${item.sid_label ?? item.sid.slice(0, 8)}`, {
       body: `${item.kind === "question" ? "asks a question" : `asks to run ${item.tool}`}: ${summary(item, 200)}`,
-      tag: `ccmsg-attention-${item.id}`,
+      tag: `ccmsg-attention-${itemKey(item)}`,
     });
     shown.onclick = () => {
       focus();

@@ -9,6 +9,7 @@ import {
   ENDED_SHOWN_MS,
   ended,
   endText,
+  itemKey,
   pending,
   refusals,
   summary,
@@ -61,7 +62,7 @@ export function AttentionView() {
       ) : (
         <ol class="att-list" aria-label="Waiting for you, oldest first">
           {waiting.map((item) => (
-            <PendingItem key={item.id} item={item} at={at} />
+            <PendingItem key={itemKey(item)} item={item} at={at} />
           ))}
         </ol>
       )}
@@ -70,7 +71,7 @@ export function AttentionView() {
           <h2>Lately ended</h2>
           <ol class="att-list att-ended" aria-label="Lately ended, newest first">
             {lately.map((item) => (
-              <EndedItem key={item.id} item={item} at={at} />
+              <EndedItem key={itemKey(item)} item={item} at={at} />
             ))}
           </ol>
         </>
@@ -135,7 +136,7 @@ function PendingItem({ item, at }: { item: AttentionItem; at: number }) {
   const [error, setError] = useState<string | undefined>(undefined);
   const [answers, setAnswers] = useState<Record<string, string[]>>({});
   const open = wire.state.value === "open";
-  const refused = refusals.value.get(item.id);
+  const refused = refusals.value.get(itemKey(item));
   const run = async (d: Parameters<typeof decide>[1]) => {
     setBusy(true);
     setError(undefined);
@@ -150,9 +151,14 @@ function PendingItem({ item, at }: { item: AttentionItem; at: number }) {
   const questions = item.kind === "question" ? (item.questions ?? []) : [];
   const complete = questions.every((q) => (answers[q.question] ?? []).length > 0);
   const canAlways = (item.suggestions?.length ?? 0) > 0;
-  const idBase = `att-${item.id}`;
+  const idBase = `att-${item.instance.slice(0, 8)}-${item.id}`;
   return (
-    <li class="att-item" data-attention={item.id} data-kind={item.kind}>
+    <li
+      class="att-item"
+      data-attention={item.id}
+      data-instance={item.instance}
+      data-kind={item.kind}
+    >
       <ItemHead item={item} at={at} />
       {questions.length > 0 ? (
         questions.map((q, n) => (
@@ -299,9 +305,14 @@ function EndedItem({ item, at }: { item: AttentionItem; at: number }) {
     item.end === "answered_in_terminal" ||
     item.end === "at_terminal" ||
     item.end === "terminal_only";
-  const mine = refusals.value.get(item.id);
+  const mine = refusals.value.get(itemKey(item));
   return (
-    <li class="att-item ended" data-attention={item.id} data-end={item.end}>
+    <li
+      class="att-item ended"
+      data-attention={item.id}
+      data-instance={item.instance}
+      data-end={item.end}
+    >
       <ItemHead item={item} at={at} />
       {mine !== undefined && (
         <p class="error-text" role="alert" data-refused-here>
