@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { Client } from "../../src/client/client.js";
 import { OPEN_TOKEN_LIFETIME_MS } from "../../src/state/owner-credential.js";
+import { VERSION } from "../../src/util/version.js";
 import { ownerHeaders } from "../helpers/http.js";
 import { isolatedHome, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
 import { Peer } from "../helpers/peer.js";
@@ -51,7 +52,8 @@ const upgrade = () => new Promise((resolve) => {
   const post = await fetch(base + "api/work-items", { method: "POST",
     headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "x" }) });
   out.post = { status: post.status };
-  out.health = (await fetch(base + "api/health")).status;
+  const health = await fetch(base + "api/health");
+  out.health = { status: health.status, body: await health.json() };
   console.log(JSON.stringify(out));
 })();
 `;
@@ -61,7 +63,7 @@ interface Seen {
   ws: { status?: number; body?: { code?: string }; error?: string };
   snapshot: { status: number; body: Record<string, unknown> };
   post: { status: number };
-  health: number;
+  health: { status: number; body: Record<string, unknown> };
 }
 
 function asNobody(args: string[]): Promise<Seen> {
@@ -110,7 +112,9 @@ describe("the owner credential", () => {
       expect(seen.snapshot.body).toMatchObject({ ok: false, code: "auth_invalid" });
       expect(JSON.stringify(seen.snapshot.body)).not.toContain("workItems");
       expect(seen.post.status).toBe(401);
-      expect(seen.health).toBe(401);
+      // Whether an instance runs here is anyone's on this machine: that and
+      // its version, nothing the owner's answer holds.
+      expect(seen.health).toEqual({ status: 200, body: { ok: true, version: expect.any(String) } });
       const snap = await get(`${inst.http}api/snapshot`, ownerHeaders(inst.http));
       expect(snap.body.workItems.items).toEqual([]);
     },
@@ -124,6 +128,12 @@ describe("the owner credential", () => {
     peer.close();
     const wrong = { authorization: `Bearer ${secret.slice(1)}x` };
     expect((await get(`${inst.http}api/health`, wrong)).status).toBe(401);
+    // No credential at all: only that it runs, and its version.
+    const anyone = await get(`${inst.http}api/health`);
+    expect(anyone).toMatchObject({ status: 200, body: { ok: true, version: VERSION } });
+    expect(Object.keys(anyone.body)).toEqual(["ok", "version"]);
+    const owner = await get(`${inst.http}api/health`, ownerHeaders(inst.http));
+    expect(owner.body).toMatchObject({ ok: true, dbPath: expect.any(String) });
     await expect(Client.connectWebSocket(wsUrl, wrong)).rejects.toThrow(/401/);
   });
 

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { HttpConfig } from "../../config/config.js";
 import { CODEX_HOOK_PATH, HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { addressList, clientAddress, contains, isLoopbackAddress } from "../../net/address-list.js";
+import { VERSION } from "../../util/version.js";
 import { AUTH_ROUTES } from "../auth/auth-routes.js";
 import type { PersonAuth, PersonToken } from "../auth/person-auth.js";
 import { WEBHOOK_PATH } from "../llm/webhook-path.js";
@@ -225,6 +226,7 @@ export class Gate {
     (a) => this.hostAndOrigin(a),
     (a) => this.openRoutes(a),
     (a) => this.principal(a),
+    (a) => this.healthForAnyone(a),
     (a) => this.signInPages(a),
   ];
 
@@ -277,6 +279,21 @@ export class Gate {
     if ("kind" in found) asked.principal = found;
     else asked.refusal = found;
     return asked.principal;
+  }
+
+  /** No one, from this machine, asking whether an instance runs here (a
+   * status bar, a health check: issue 28): `GET /api/health` without any
+   * credential answers that and the version, nothing else. A credential that
+   * is wrong is still refused, and the owner gets the full answer. */
+  private healthForAnyone({ method, url, headers, ip }: Asked): AuthAnswer | undefined {
+    if (method !== "GET" || url.pathname !== `${this.basePath}api/health`) return undefined;
+    if (!isLoopbackAddress(ip) || headers.authorization !== undefined) return undefined;
+    if (headers.cookie !== undefined || offeredProtocols(headers).length > 0) return undefined;
+    return {
+      status: 200,
+      headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+      body: JSON.stringify({ ok: true, version: VERSION }),
+    };
   }
 
   /** No one: while passkeys are in use, the console's page and files are
