@@ -1,8 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { AttentionItem } from "../../src/contract/attention.js";
-import { loadOrMintHookToken } from "../../src/state/hook-token.js";
 import {
   isolatedHome,
   runCli,
@@ -11,6 +8,7 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { newSid } from "../helpers/peer.js";
+import { permissionPrompt, postHook } from "../helpers/permission-hook.js";
 import { until } from "../helpers/real-claude.js";
 
 // The attention queue through the instance (DR-0062): a PermissionRequest
@@ -19,13 +17,8 @@ import { until } from "../helpers/real-claude.js";
 // second decision is refused; a hook that gives up ends its item.
 
 const shared = sharedInstance();
-const hooks = join(import.meta.dirname, "..", "fixtures", "claude-code", "hooks");
-
 /** The real 2.1.328 payload of a Bash prompt, for session `sid`. */
-function bashPrompt(sid: string): Record<string, unknown> {
-  const p = JSON.parse(readFileSync(join(hooks, "permission-request-bash.json"), "utf8"));
-  return { ...p, session_id: sid };
-}
+const bashPrompt = (sid: string) => permissionPrompt("bash", sid);
 
 /** POST to the hook route as Claude Code does; resolves with its answer. */
 async function hook(
@@ -33,17 +26,9 @@ async function hook(
   payload: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<unknown> {
-  const res = await fetch(new URL("/hooks/claude", inst.http), {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${loadOrMintHookToken(inst.stateDir)}`,
-      "content-type": "application/json",
-    },
-    body: JSON.stringify(payload),
-    ...(signal === undefined ? {} : { signal }),
-  });
-  expect(res.status).toBe(200);
-  return res.json();
+  const { status, body } = await postHook(inst.http, inst.stateDir, payload, signal);
+  expect(status).toBe(200);
+  return body;
 }
 
 async function list(env: NodeJS.ProcessEnv, all = false): Promise<AttentionItem[]> {

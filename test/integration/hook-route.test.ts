@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { deliveriesIn } from "../../src/harness/item-builder.js";
-import { loadOrMintHookToken } from "../../src/state/hook-token.js";
 import { inboxRows } from "../helpers/db.js";
 import {
   isolatedHome,
@@ -13,6 +12,7 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { newSid, Peer } from "../helpers/peer.js";
+import { postHook } from "../helpers/permission-hook.js";
 import { until } from "../helpers/real-claude.js";
 
 // The instance's http hook route (DR-0058), asked as Claude Code asks it:
@@ -26,14 +26,9 @@ const BIN = join(ROOT, "node_modules", ".bin");
 
 /** POST a hook payload to the route with the hook token; the JSON answer. */
 async function routeHook(payload: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const token = loadOrMintHookToken(shared.inst.stateDir);
-  const res = await fetch(new URL("/hooks/claude", shared.inst.http), {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(payload),
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown>;
+  const { status, body } = await postHook(shared.inst.http, shared.inst.stateDir, payload);
+  expect(status).toBe(200);
+  return body as Record<string, unknown>;
 }
 
 /** The message texts an UserPromptSubmit answer carries. */
