@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FakeModel, type ModelRequest } from "../test/helpers/fake-model.js";
@@ -19,7 +21,10 @@ import { median, round } from "./measure.js";
 // and stdin closed → exit (Stop, SessionEnd). What ccmsg adds is each
 // median over the same median without the plugin. The tool is Write of a new
 // small file, which the plugin's PreToolUse hook matches (a Read would pass
-// no hook of ours), in acceptEdits mode: nothing asks.
+// no hook of ours), in acceptEdits mode: nothing asks. A fourth home is the
+// floor: the same hot events as http hooks to a server that answers `{}` at
+// once, nothing else — what Claude Code itself spends on an http hook, which
+// no hook server can take back; `over_floor` is what ccmsg adds beyond it.
 
 const ROOT = join(import.meta.dirname, "..");
 const CLAUDE = join(ROOT, "node_modules", ".bin", "claude");
@@ -32,7 +37,19 @@ const KEY = "sk-ant-test";
  * cannot come up, so every hook meets no instance and must fail open. */
 const UNSTARTABLE_HTTP = "256.0.0.1:1";
 
-type Setup = "bare" | "plugin_instance_up" | "plugin_instance_down";
+type Setup = "bare" | "http_floor" | "plugin_instance_up" | "plugin_instance_down";
+
+/** Claude Code's settings for the floor: http hooks on the plugin's hot
+ * events (the same matcher) to `url`. */
+function floorSettings(url: string): string {
+  const hook = [{ type: "http", url, timeout: 5 }];
+  return JSON.stringify({
+    hooks: {
+      UserPromptSubmit: [{ hooks: hook }],
+      PreToolUse: [{ matcher: "Edit|Write|MultiEdit|NotebookEdit", hooks: hook }],
+    },
+  });
+}
 
 /** A config home that has answered Claude Code's first-run questions (as
  * test/helpers/real-claude.ts does; that module pulls in vitest), and the
@@ -91,6 +108,17 @@ export async function benchTurnCost() {
     return { tool: { name: "Write", input: { file_path, content: "x\n" } } };
   });
 
+  // The floor's hook server: `{}` to every hook, at once.
+  const floor = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((r) => floor.listen(0, "127.0.0.1", r));
+  const floorUrl = `http://127.0.0.1:${(floor.address() as AddressInfo).port}/hook`;
+
   const upState = join(root, "up-state");
   const instance = await startDaemon(
     upState,
@@ -99,16 +127,18 @@ export async function benchTurnCost() {
   );
   const envs: Record<Setup, Record<string, string>> = {
     bare: claudeHome(join(root, "bare"), cwd, model.url),
+    http_floor: claudeHome(join(root, "floor"), cwd, model.url),
     plugin_instance_up: claudeHome(join(root, "up"), cwd, model.url),
     plugin_instance_down: {
       ...claudeHome(join(root, "down"), cwd, model.url),
       CCMSG_HTTP: UNSTARTABLE_HTTP,
     },
   };
+  writeFileSync(join(envs.http_floor.CLAUDE_CONFIG_DIR!, "settings.json"), floorSettings(floorUrl));
   installPlugin(envs.plugin_instance_up, upState);
   installPlugin(envs.plugin_instance_down, join(root, "down-state"));
 
-  const setups: Setup[] = ["bare", "plugin_instance_up", "plugin_instance_down"];
+  const setups: Setup[] = ["bare", "http_floor", "plugin_instance_up", "plugin_instance_down"];
   const samples = new Map<string, number[]>();
   const add = (setup: Setup, what: string, ms: number) => {
     const key = `${setup}/${what}`;
@@ -180,6 +210,7 @@ export async function benchTurnCost() {
   instance.child.kill("SIGTERM");
   await exited;
   await model.close();
+  await new Promise((r) => floor.close(r));
   rmSync(root, { recursive: true, force: true });
 
   const m = (setup: Setup, what: string) => median(samples.get(`${setup}/${what}`) ?? [NaN]);
@@ -190,6 +221,10 @@ export async function benchTurnCost() {
     session_end_ms: round(m(setup, "end") - m("bare", "end")),
   });
   const up = added("plugin_instance_up");
+  const overFloor = {
+    per_prompt_ms: round(m("plugin_instance_up", "prompt") - m("http_floor", "prompt"), 1),
+    per_tool_call_ms: round(m("plugin_instance_up", "tool") - m("http_floor", "tool"), 1),
+  };
   const down = added("plugin_instance_down");
   return {
     rounds: ROUNDS,
@@ -209,6 +244,10 @@ export async function benchTurnCost() {
       ]),
     ),
     instance_up: { ...up, met: up.per_prompt_ms <= 5 && up.per_tool_call_ms <= 2 },
+    // Claude Code's own cost of an http hook (the floor over bare), and
+    // what ccmsg adds over that floor.
+    http_hook_floor: added("http_floor"),
+    instance_up_over_floor: overFloor,
     instance_down: { ...down, met: down.per_prompt_ms <= 50 && down.per_tool_call_ms <= 50 },
     targets: {
       instance_up_per_prompt_ms: 5,
