@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AttentionItem } from "../../src/contract/attention.js";
 import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
@@ -12,13 +13,15 @@ import {
   type TestInstance,
 } from "../helpers/instance.js";
 import { alive, claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
+import { openConsole, sharedBrowser, viewUrl } from "./browser.js";
 
 // The attention queue (DR-0062) with the REAL Claude Code 2.1.328 in tmux,
 // in its default permission mode, ccmsg's plugin installed: the scripted
 // model asks for a Bash command, Claude Code opens its permission dialog and
 // its PermissionRequest http hook asks the instance. What the person decides
-// elsewhere is proven by what the model receives next; with nobody deciding,
-// the dialog in the terminal is the one that answers.
+// elsewhere — Allow clicked in the console (headless Chromium), a deny with
+// a message from the CLI — is proven by what the model receives next; with
+// nobody deciding, the dialog in the terminal is the one that answers.
 
 const BIN = join(ROOT, "node_modules", ".bin");
 /** The instance holds a hook this long (its test hook). */
@@ -31,6 +34,8 @@ let cwd: string;
 let cliEnv: Record<string, string | undefined>;
 let sid: string;
 let harnessPid: number | undefined;
+const b = sharedBrowser();
+let page: Page;
 
 /** "run case x" asks for `echo out-x > <cwd>/x.ran`, which Claude Code asks
  * permission for once (a compound command or one that makes a directory is
@@ -75,6 +80,8 @@ beforeAll(async () => {
   expect(installed.code, installed.stderr).toBe(0);
   claude = new TmuxClaude("ccmsg-attention", claudeEnv, cwd, ["--permission-mode", "default"]);
   harnessPid = (await idleSessionState(home.env.CLAUDE_CONFIG_DIR!)).pid;
+  ({ page } = await openConsole(b.browser, inst));
+  await page.goto(viewUrl(page, "#/attention"));
 }, 60_000);
 
 afterAll(async () => {
@@ -163,14 +170,16 @@ const idle = () =>
   );
 
 describe("the attention queue with the real Claude Code", () => {
-  it("Allow from elsewhere runs the command: its output is in the model's next request", async () => {
+  it("Allow in the console runs the command: it wrote its file, and the model hears it ran", async () => {
     try {
       await ask("a");
       // Claude Code may ask more than once for one command (its path checks
-      // each open a dialog): each is an item, each allowed from the CLI.
+      // each open a dialog): each is an item, each allowed in the console.
       const { result, items } = await answerEach("a", async (i) => {
-        const allowed = await runCli(["attention", "allow", String(i.id), "--json"], cliEnv);
-        expect(allowed.code, allowed.stderr).toBe(0);
+        const shown = page.locator(`.att-list:not(.att-ended) [data-attention='${i.id}']`);
+        await shown.waitFor({ timeout: 1000 });
+        expect(await shown.locator(".att-input").textContent()).toContain("a.ran");
+        await shown.locator("[data-decide='allow']").click();
       });
       expect(JSON.stringify(result.body.messages?.at(-1))).not.toContain('"is_error":true');
       expect(readFileSync(join(cwd, "a.ran"), "utf8")).toBe("out-a\n");
@@ -182,15 +191,14 @@ describe("the attention queue with the real Claude Code", () => {
     }
   }, 90_000);
 
-  it("Deny with a message: the command does not run and the model receives the message", async () => {
+  it("Deny with a message from the CLI: the command does not run and the model receives the message", async () => {
     try {
       const item = await ask("b");
-      const res = await fetch(`${inst.http}api/attention/${item.id}/decide`, {
-        method: "POST",
-        headers: { ...ownerHeaders(inst.http), "content-type": "application/json" },
-        body: JSON.stringify({ sid: item.sid, behavior: "deny", message: "not on main, please" }),
-      });
-      expect(res.status).toBe(200);
+      const denied = await runCli(
+        ["attention", "deny", String(item.id), "--message", "not on main, please", "--json"],
+        cliEnv,
+      );
+      expect(denied.code, denied.stderr).toBe(0);
       const result = JSON.stringify((await toolResult("b")).body.messages?.at(-1));
       expect(result).toContain('"is_error":true');
       expect(result).toContain("not on main, please");
