@@ -9,7 +9,7 @@ import { loadConfig } from "../config/config.js";
 import { ContractError } from "../contract/errors.js";
 import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
 import { ensureStateDir } from "../state/state-dir.js";
-import { openStateStore } from "../store/state-store.js";
+import { isEccStateStore, openStateStore } from "../store/state-store.js";
 import { parse, wantsJson } from "./options.js";
 
 const USAGE =
@@ -45,6 +45,13 @@ export async function boardSync(argv: string[]): Promise<void> {
     ensureStateDir(dir);
     dbPath = stateFiles(dir).database;
   }
+  // A sync keeps its runs in tables of ccmsg's own; ECC's file has none,
+  // and ccmsg's migrations must never run in it.
+  if (isEccStateStore(dbPath))
+    throw new ContractError(
+      "invalid_args",
+      `${dbPath} is a state store of ECC's own tools: ccmsg board sync writes only ccmsg's own store (run it without --db); ccmsg board add|claim|move|list --db work on it under ECC's lock`,
+    );
   const store = openStateStore(dbPath);
   let report: SyncReport;
   try {

@@ -5,7 +5,12 @@ import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../state/paths.js";
 import { isPostgresUrl } from "../store/pg/url.js";
-import { openStateStore } from "../store/state-store.js";
+import {
+  eccOperation,
+  isEccStateStore,
+  openStateStore,
+  type StateStore,
+} from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
 import type { BoardAccess } from "./board-access.js";
 import { input } from "./board-input.js";
@@ -126,10 +131,22 @@ export const board: Command = async (argv) => {
 };
 
 /** The instance's own board file (same busy rules as every writer: a 5 s
- * wait, then STATE_STORE_BUSY). */
+ * wait, then STATE_STORE_BUSY), or a state store of ECC's own tools, each
+ * operation under ECC's lock. */
 async function fileBoard(path: string): Promise<BoardAccess> {
-  const store = openStateStore(path);
   const rules = await import("../board/board.js");
+  if (isEccStateStore(path)) {
+    const op = <T>(fn: (store: StateStore) => T) => Promise.resolve(eccOperation(path, fn));
+    return {
+      get: (id) => op((s) => new WorkItemsStore(s.db).get(id)),
+      upsert: (i) => op((s) => rules.upsertWorkItem(s, i)),
+      list: (lane, limit) => op((s) => listBoard(s, lane, limit)),
+      claim: (args) => op((s) => rules.claimWorkItem(s, args)),
+      move: (id, lane) => op((s) => rules.moveWorkItem(s, id, lane)),
+      close: async () => {},
+    };
+  }
+  const store = openStateStore(path);
   return {
     get: async (id) => new WorkItemsStore(store.db).get(id),
     upsert: async (i) => rules.upsertWorkItem(store, i),

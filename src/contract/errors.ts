@@ -110,7 +110,9 @@ export function isErrorCode(value: unknown): value is ErrorCode {
  * `internal_error` (see `wireCode`).
  */
 export const STATE_STORE_BUSY = "STATE_STORE_BUSY";
-export type FailureCode = ErrorCode | typeof STATE_STORE_BUSY;
+/** ECC's state-store lock was replaced or removed while held (ecc-surfaces §3.4). */
+export const STATE_STORE_LOCK_LOST = "STATE_STORE_LOCK_LOST";
+export type FailureCode = ErrorCode | typeof STATE_STORE_BUSY | typeof STATE_STORE_LOCK_LOST;
 
 /**
  * The one error type of ccmsg: a refusal or failure with a code clients branch
@@ -146,5 +148,5 @@ export function contractError(
 
 /** The wire code for a failure code: itself, or `internal_error`. */
 export function wireCode(code: FailureCode): ErrorCode {
-  return code === STATE_STORE_BUSY ? "internal_error" : code;
+  return code === STATE_STORE_BUSY || code === STATE_STORE_LOCK_LOST ? "internal_error" : code;
 }

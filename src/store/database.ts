@@ -21,6 +21,9 @@ export interface OpenOptions {
   readonly?: boolean;
   /** Override the lock wait; tests use short waits to prove the busy path. */
   busyTimeoutMs?: number;
+  /** Keep the file's journal mode (a file ECC's tools share stays out of
+   * WAL: their engine reads the main file alone). */
+  keepJournal?: boolean;
 }
 
 /**
@@ -43,7 +46,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     // Read the header and the schema before anything writes: a foreign or
     // damaged file fails here (SQLITE_NOTADB / SQLITE_CORRUPT), untouched.
     db.prepare("SELECT count(*) FROM sqlite_master").get();
-    if (!options.readonly && path !== ":memory:") {
+    if (!options.readonly && !options.keepJournal && path !== ":memory:") {
       // Setting the journal mode writes the header once; later opens find it set.
       if (db.pragma("journal_mode", { simple: true }) !== "wal") db.pragma("journal_mode = WAL");
       // A WAL longer than this (a large transaction grew it) is cut back to
