@@ -9,7 +9,8 @@ import { loadConfig } from "../config/config.js";
 import { ContractError } from "../contract/errors.js";
 import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
 import { ensureStateDir } from "../state/state-dir.js";
-import { isEccStateStore, openStateStore } from "../store/state-store.js";
+import { isEccStateStore } from "../store/ecc-state-store.js";
+import { openStateStore } from "../store/state-store.js";
 import { parse, wantsJson } from "./options.js";
 
 const USAGE =

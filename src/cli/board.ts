@@ -4,13 +4,9 @@ import { sessionId } from "../client/flags.js";
 import { LANES } from "../contract/ecc/lanes.js";
 import { ContractError } from "../contract/errors.js";
 import { resolveStateDir, stateFiles } from "../state/paths.js";
+import { eccOperation, isEccStateStore } from "../store/ecc-state-store.js";
 import { isPostgresUrl } from "../store/pg/url.js";
-import {
-  eccOperation,
-  isEccStateStore,
-  openStateStore,
-  type StateStore,
-} from "../store/state-store.js";
+import { openStateStore, type StateStore } from "../store/state-store.js";
 import { WorkItemsStore } from "../store/work-items.js";
 import type { BoardAccess } from "./board-access.js";
 import { input } from "./board-input.js";

@@ -2,23 +2,28 @@ import { readFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { UsageError } from "../client/flags.js";
 import { loadConfig } from "../config/config.js";
-import { DEFAULT_GATEWAY_LISTEN, DEFAULT_GATEWAY_UPSTREAM } from "../config/llm.js";
+import {
+  DEFAULT_GATEWAY_LISTEN,
+  DEFAULT_GATEWAY_UPSTREAM,
+  LOCAL_LLM_SOURCE,
+} from "../config/llm.js";
 import { ContractError } from "../contract/errors.js";
 import { startGateway } from "../gateway/proxy.js";
 import { Reporter, type ReportTarget } from "../gateway/reporter.js";
 import { isLoopbackHost, parseHostPort } from "../net/address.js";
+import { readOwnerSecret } from "../state/owner-credential.js";
 import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
 import { parse, print } from "./options.js";
-
-const DEFAULT_SOURCE = "local";
 
 /**
  * `ccmsg gateway [--listen host:port] [--upstream url]`: the LLM pass-through
  * (gateway/proxy.ts) in the foreground, reporting to the instance of its
  * state directory through the webhook source `llm.gateway.source` (default
- * `local`). Without that source in the config it still forwards, and says
- * that nothing is reported.
+ * `local`) with that source's token. With no config at all it reports as
+ * `local` to this user's own instance, proving itself with the owner
+ * credential as every command does; a named source the config lacks is
+ * not reported to, and it says so.
  */
 export const gateway: Command = async (argv) => {
   if (argv[0] === "env") return gatewayEnv(argv.slice(1));
@@ -42,16 +47,26 @@ export const gateway: Command = async (argv) => {
   } catch {
     throw new UsageError("--upstream: an http(s) URL");
   }
-  const sourceName = config?.gateway?.source ?? DEFAULT_SOURCE;
-  const source = config?.sources[sourceName];
-  const instanceJson = stateFiles(resolveStateDir(values["state-dir"])).instanceJson;
+  const sourceName = config?.gateway?.source ?? LOCAL_LLM_SOURCE;
+  const files = stateFiles(resolveStateDir(values["state-dir"]));
+  // The configured source's token; else, for `local`, the owner's secret
+  // (read at each report: an instance started later mints it then).
+  const configured = config?.sources[sourceName];
+  const token =
+    configured !== undefined
+      ? () => configured.token
+      : sourceName === LOCAL_LLM_SOURCE
+        ? () => readOwnerSecret(files.ownerSecret)
+        : undefined;
+  const instanceJson = files.instanceJson;
   const warn = (msg: string) => process.stderr.write(`ccmsg gateway: ${msg}\n`);
   const find = async (): Promise<ReportTarget | undefined> => {
-    if (source === undefined) return undefined;
+    const bearer = token?.();
+    if (bearer === undefined) return undefined;
     try {
       const http = (JSON.parse(await readFile(instanceJson, "utf8")) as { http?: unknown }).http;
       return typeof http === "string"
-        ? { url: `${http}webhook/${encodeURIComponent(sourceName)}`, token: source.token }
+        ? { url: `${http}webhook/${encodeURIComponent(sourceName)}`, token: bearer }
         : undefined;
     } catch {
       return undefined;
@@ -62,16 +77,18 @@ export const gateway: Command = async (argv) => {
     host,
     port,
     upstream,
-    report: source === undefined ? () => {} : (e) => reporter.add(e),
+    report: token === undefined ? () => {} : (e) => reporter.add(e),
     workerUrl: new URL("./gateway-worker.js", import.meta.url),
   });
-  const reporting = source === undefined ? null : sourceName;
+  const reporting = token === undefined ? null : sourceName;
   print(values, { listen: running.address, upstream: upstream.href, source: reporting }, () =>
     [
       `ccmsg gateway on http://${running.address}/ → ${upstream.href}`,
       reporting === null
         ? `  not reporting: no webhook source "${sourceName}" in llm.sources of ${configFile(undefined)}`
-        : `  reporting to the instance as webhook source "${sourceName}"`,
+        : configured === undefined
+          ? "  reporting to this user's instance (source local, the owner credential)"
+          : `  reporting to the instance as webhook source "${sourceName}"`,
       `  point a session at it: ANTHROPIC_BASE_URL=http://${running.address}`,
     ].join("\n"),
   );

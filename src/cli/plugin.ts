@@ -3,7 +3,8 @@ import { createInterface } from "node:readline/promises";
 import { Client } from "../client/client.js";
 import { UsageError } from "../client/flags.js";
 import { hookRouteUrl } from "../client/hook-route.js";
-import { attentionHoldSeconds } from "../config/config.js";
+import { loadConfig } from "../config/config.js";
+import { ATTENTION_HOLD_DEFAULT_MS } from "../contract/attention.js";
 import {
   CLAUDE_ALLOW_RULES,
   SETTINGS_SCOPES,
@@ -187,4 +188,15 @@ function statusText(s: Status, instance: Reach): string {
   if (s.needs.length > 0) lines.push("", "Still to do:");
   for (const n of s.needs) lines.push(`  - ${n.what}: ${n.how}`);
   return lines.join("\n");
+}
+
+/** The attention queue's hold in seconds (DR-0062), as the config sets it:
+ * the PermissionRequest hooks' timeouts follow it. A config that does not
+ * read gives the default; the instance refuses it on its own. */
+function attentionHoldSeconds(path: string): number {
+  let hold: number | undefined;
+  try {
+    hold = loadConfig(path).attention?.hold_seconds;
+  } catch {}
+  return hold ?? ATTENTION_HOLD_DEFAULT_MS / 1000;
 }

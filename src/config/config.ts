@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { ATTENTION_HOLD_DEFAULT_MS } from "../contract/attention.js";
 import { ContractError } from "../contract/errors.js";
 import { presetProblems } from "../contract/transcript-select.js";
 import type { DumpPreset } from "../contract/transcripts.js";
@@ -125,17 +124,6 @@ export function loadConfig(path: string): CcmsgConfig {
     return unread(error, path);
   }
   return parseConfig(text, path);
-}
-
-/** The attention queue's hold in seconds (DR-0062), as the config sets it:
- * the PermissionRequest hooks' timeouts follow it. A config that does not
- * read gives the default; the instance refuses it on its own. */
-export function attentionHoldSeconds(path: string): number {
-  let hold: number | undefined;
-  try {
-    hold = loadConfig(path).attention?.hold_seconds;
-  } catch {}
-  return hold ?? ATTENTION_HOLD_DEFAULT_MS / 1000;
 }
 
 /** `loadConfig` without blocking: for the instance, which reads the file

@@ -54,6 +54,10 @@ export interface LlmConfig {
 
 /** Where `ccmsg gateway` listens and forwards to unless configured. */
 export const DEFAULT_GATEWAY_LISTEN = "127.0.0.1:7078";
+/** The webhook source of the person's own gateway on the instance's machine:
+ * with no source of that name configured, it proves itself with the owner
+ * credential (DR-0043). */
+export const LOCAL_LLM_SOURCE = "local";
 export const DEFAULT_GATEWAY_UPSTREAM = "https://api.anthropic.com";
 
 type Bad = (key: string, why: string) => ContractError;

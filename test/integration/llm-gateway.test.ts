@@ -444,3 +444,51 @@ describe("ccmsg gateway", () => {
     expect(gw.stderr()).not.toContain(API_KEY);
   });
 });
+
+describe("ccmsg gateway with no config at all", () => {
+  it("reports to this user's own instance: llm_* offered without a restart, a main series and gateway_active_at", async () => {
+    const inst = await llmInstance(undefined);
+    const api = await FakeMessagesApi.start();
+    const person = await Peer.unix(inst.socket);
+    const session = await Peer.unix(inst.socket);
+    let gw: GatewayProcess | undefined;
+    try {
+      // Nothing of the LLM side before the first report.
+      const caps = async (p: Peer) =>
+        ((await p.helloUser()) as { capabilities: string[] }).capabilities;
+      expect(await caps(person)).not.toContain("llm_stats");
+      const sid = newSid();
+      await session.helloSession(sid, { cwd: "/tmp" });
+      gw = await startGatewayCli(inst, api.url);
+      expect(gw.stderr()).not.toContain("not reporting");
+      // A webhook batch under `local` without the owner's secret is refused.
+      const forged = await fetch(`${inst.http}webhook/local`, {
+        method: "POST",
+        headers: { authorization: "Bearer not-the-owner", "content-type": "application/json" },
+        body: "[]",
+      });
+      expect(forged.status).toBe(401);
+
+      expect((await call(gw.url, sid, body("sys-zero", "hello"))).status).toBe(200);
+      const later = await until("the llm capabilities", async () => {
+        const p = await Peer.unix(inst.socket);
+        if ((await caps(p)).includes("llm_stats")) return p;
+        p.close();
+        return undefined;
+      });
+      const frame = await later.subscribe("llm_requests");
+      expect(requestsOf(frame).filter((r) => r.sid === sid)).toEqual([
+        expect.objectContaining({ main: true, model: "claude-test-1" }),
+      ]);
+      const peers = (await later.subscribe("peers")).data as { peers: PeerInfo[] };
+      expect(peers.peers.find((p) => p.sid === sid)?.gateway_active_at).toBeGreaterThan(0);
+      later.close();
+    } finally {
+      session.close();
+      person.close();
+      await gw?.stop();
+      await api.close();
+      await inst.stop();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import type { ControlPaneDeps } from "../../board/http.js";
 import type { HttpConfig } from "../../config/config.js";
 import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { isLoopbackHost, parseHostPort } from "../../net/address.js";
+import { isLoopbackAddress } from "../../net/address-list.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../../state/owner-credential.js";
 import type { AttentionHttpDeps } from "../attention/http.js";
 import type { PersonAuth } from "../auth/person-auth.js";
@@ -105,11 +106,12 @@ export async function startHttp(
     const { sandboxHost } = await import("../sandbox/serve.js");
     const { webhookPlugin } = await import("../llm/webhook.js");
     const { mesh } = options;
+    const ownerAuth = new OwnerAuth({ secret, run: owner.run, now: owner.now });
     const gate = new Gate({
       host,
       port: boundPort,
       accept: options.accept,
-      owner: new OwnerAuth({ secret, run: owner.run, now: owner.now }),
+      owner: ownerAuth,
       network: options.network,
       people: () => people,
       ...(mesh === undefined ? {} : { mesh }),
@@ -139,7 +141,14 @@ export async function startHttp(
       app.register(hookRoutePlugin, { stateDir, hooks: options.hooks });
       app.register(searchPlugin, { search: options.search, now: owner.now });
       if (options.attention !== undefined) app.register(attentionHttpPlugin, options.attention);
-      app.register(webhookPlugin, options.webhook ?? { sources: {}, ingest: () => {} });
+      app.register(webhookPlugin, {
+        ...(options.webhook ?? { sources: {}, ingest: () => {} }),
+        // The person's own gateway on this machine: the owner's bearer secret.
+        owner: (req) =>
+          isLoopbackAddress(clientIp(req)) &&
+          ownerAuth.authenticate(req.headers)?.kind === "owner" &&
+          /^Bearer\s/i.test(req.headers.authorization ?? ""),
+      });
       if (testHooks !== undefined)
         app.register(testHooksPlugin, { ...testHooks, mesh: options.mesh });
     });

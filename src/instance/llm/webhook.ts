@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { FastifyInstance } from "fastify";
-import type { LlmSourceConfig } from "../../config/llm.js";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { type LlmSourceConfig, LOCAL_LLM_SOURCE } from "../../config/llm.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { exceedsJsonDepth } from "../../contract/json-depth.js";
 import { validationErrors } from "../../contract/validate.js";
@@ -14,9 +14,16 @@ export const WEBHOOK_BODY_LIMIT = MAX_FRAME_BYTES;
 export interface WebhookDeps {
   /** By source name (config `llm.sources`). */
   sources: Record<string, LlmSourceConfig>;
+  /** Source `local`, when the config names none so: the person's own
+   * gateway, proven with the owner credential (`owner`). */
+  local?: boolean;
   /** A checked batch, applied whole. */
   ingest(events: LlmEvent[]): void;
 }
+
+/** Whether a request carries the owner's own credential from this machine
+ * (the listener's owner check). */
+export type OwnerCheck = (req: FastifyRequest) => boolean;
 
 /**
  * The webhook route (contract §1.1) as its own encapsulated plugin:
@@ -27,9 +34,13 @@ export interface WebhookDeps {
  *
  * The source's own token is its proof, so the gate (http/gate.ts) lets this path past
  * the owner check (a gateway on another machine holds no owner secret); the
- * Host and Origin rule still applies.
+ * Host and Origin rule still applies. Source `local` with no such source
+ * configured takes the owner's secret from this machine instead.
  */
-export async function webhookPlugin(app: FastifyInstance, deps: WebhookDeps) {
+export async function webhookPlugin(
+  app: FastifyInstance,
+  deps: WebhookDeps & { owner?: OwnerCheck },
+) {
   // Digests of the tokens: compared with timingSafeEqual, which needs equal
   // lengths, so a token's length leaks nothing either.
   const digests = new Map(
@@ -51,7 +62,14 @@ export async function webhookPlugin(app: FastifyInstance, deps: WebhookDeps) {
   app.addHook("onRequest", async (req, reply) => {
     const source = WEBHOOK_PATH.exec(req.url.split("?")[0]!)?.[1];
     const expected = source === undefined ? undefined : digests.get(source);
-    if (expected === undefined) return sendJson(reply, 404, { ok: false, error: "not found" });
+    if (expected === undefined) {
+      // The person's own gateway, zero-config: the owner's proof is the token.
+      if (source === LOCAL_LLM_SOURCE && deps.local === true && deps.owner !== undefined) {
+        if (deps.owner(req)) return;
+        return sendJson(reply, 401, { ok: false, error: "bad token" });
+      }
+      return sendJson(reply, 404, { ok: false, error: "not found" });
+    }
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
     if (bearer === undefined || !timingSafeEqual(digest(bearer), expected))
       return sendJson(reply, 401, { ok: false, error: "bad token" });
