@@ -1,8 +1,8 @@
 // Build: type-check and compile src/ to dist/ (the `ccmsg/contract` package
 // subpath and its declarations), copy the data files tsc does not emit, then
 // bundle the `ccmsg` command with esbuild into dist/bin/ and the instance
-// into dist/daemon/, and build the web
-// console (web/, Vite) into dist/web/, which the instance serves.
+// with rolldown into dist/daemon/, and build the web console (web/, Vite)
+// into dist/web/, which the instance serves.
 //
 // Why a bundle: the command starts cold for every hook and agent call, and an
 // instance must answer soon after a restart. Resolving the hundreds of small
@@ -27,7 +27,7 @@ cpSync(join(root, "src", "contract", "fixtures"), join(root, "dist", "contract",
   filter: (src) => !src.endsWith(".ts"),
 });
 
-// What both bundles share.
+// What the esbuild bundles share (the command, the worker threads).
 const common = {
   bundle: true,
   splitting: true,
