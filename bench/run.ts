@@ -17,6 +17,7 @@ import { benchMeshKv } from "./mesh-kv.js";
 import { benchPgstore } from "./pgstore.js";
 import { benchPresence } from "./presence.js";
 import { benchReservations } from "./reservations.js";
+import { benchRestart } from "./restart.js";
 import { benchSearch } from "./search.js";
 import { benchSessionSearch } from "./session-search.js";
 import { benchStatus } from "./status.js";
@@ -49,6 +50,7 @@ const GROUPS: Record<string, () => unknown | Promise<unknown>> = {
   churn: benchChurn,
   fairness: benchFairness,
   lean: benchLean,
+  restart: benchRestart,
   "turn-cost": benchTurnCost,
   attention: benchAttention,
 };

@@ -1,18 +1,13 @@
 import { readFileSync } from "node:fs";
-import { teamStoreLocation } from "../board/team-store.js";
 import { Client } from "../client/client.js";
 import { startDaemon } from "../client/connect.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
 import { ContractError } from "../contract/errors.js";
 import { liveHolder } from "../state/instance-lock.js";
-import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../state/owner-credential.js";
-import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../state/paths.js";
-import { isPostgresUrl } from "../store/pg/url.js";
+import { resolveStateDir, stateFiles } from "../state/paths.js";
 import type { Command } from "./command.js";
+import { HTTP_OPTION, storeArg, USAGE } from "./daemon-options.js";
 import { parse, print } from "./options.js";
-
-const USAGE =
-  "ccmsg daemon run|start|stop|status|restart [--state-dir d] [--http host:port|off] [--recover] [--store postgres://…]";
 
 export const daemon: Command = async (argv) => {
   const [verb, ...rest] = argv;
@@ -25,81 +20,10 @@ export const daemon: Command = async (argv) => {
   await action(rest);
 };
 
-const HTTP_OPTION = {
-  http: { type: "string" },
-  "test-hooks": { type: "boolean" },
-  "read-only": { type: "boolean" },
-  recover: { type: "boolean" },
-  store: { type: "string" },
-} as const;
-
 const ACTIONS: Record<string, Command> = {
-  /** Run one instance in the foreground until SIGTERM / SIGINT /
-   * instance_shutdown. Prints one `started` line on stdout once it serves. */
-  async run(argv) {
-    const { values } = parse(argv, HTTP_OPTION, USAGE);
-    const stateDir = resolveStateDir(values["state-dir"]);
-    const asked = values.http ?? process.env.CCMSG_HTTP;
-    const { startInstance } = await import("../instance/server.js");
-    // The board shared in PostgreSQL (DR-0046), opened once for every try
-    // below; its code is loaded only when one is configured.
-    const location = teamStoreLocation(storeArg(values.store), process.env);
-    const teamBoard =
-      location === undefined
-        ? undefined
-        : await (await import("../board/team-board.js")).TeamBoard.open(location);
-    const start = (http: string | null) =>
-      startInstance({
-        stateDir,
-        http,
-        testHooks: values["test-hooks"] ?? false,
-        readOnly: values["read-only"] ?? false,
-        recover: values.recover ?? false,
-        team: teamBoard,
-      });
-    let instance: Awaited<ReturnType<typeof startInstance>>;
-    try {
-      try {
-        instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
-      } catch (error) {
-        // A taken port that may not move (listener.ts): a person who did not
-        // ask for the default one still gets an instance, on the socket.
-        if (asked !== undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
-          throw error;
-        process.stderr.write(`ccmsg: ${(error as Error).message}; serving the local socket only\n`);
-        instance = await start(null);
-      }
-    } catch (error) {
-      // No instance took the team board: its connections go with the failure.
-      await teamBoard?.close().catch(() => {});
-      throw error;
-    }
-    // Every signal, not once: `npm start` in a terminal delivers Ctrl-C twice
-    // (the terminal's and npm's forwarded copy), and the second must not kill
-    // the instance mid-stop. The stop runs once, whoever asks.
-    for (const signal of ["SIGTERM", "SIGINT"] as const) {
-      process.on(signal, () => void instance.stop(signal));
-    }
-    // Console output goes to a file or pipe that may fill or close; losing it
-    // must never stop the instance.
-    for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
-    if (instance.httpTaken !== undefined && instance.http !== null)
-      process.stderr.write(
-        `ccmsg: ${instance.httpTaken} is in use, so HTTP took a free port for this run: ${new URL(instance.http).host}\n`,
-      );
-    process.stdout.write(
-      `${JSON.stringify({ event: "started", instance: instance.id, pid: instance.pid, socket: instance.socket, http: instance.http, started_at: instance.startedAt })}\n`,
-    );
-    // A person who started it (a terminal, `npm start`) gets the console's
-    // one-time sign-in link; a supervisor's or a background start's log does not.
-    if (
-      instance.http !== null &&
-      (process.stdout.isTTY || process.env.npm_lifecycle_event === "start")
-    )
-      process.stdout.write(consoleLine(stateDir, instance));
-    await instance.stopped;
-    process.exit(0);
-  },
+  /** Run one instance in the foreground: the instance's own bundle
+   * (daemon-run.ts; DR-0064). */
+  run: async (argv) => (await import("./daemon-run.js")).runDaemon(argv),
 
   /** Start an instance in the background (no-op when one runs). */
   async start(argv) {
@@ -250,27 +174,4 @@ async function stopInstance(stateDir: string): Promise<boolean> {
 function recoverArg(values: { recover?: boolean; store?: string }): string[] {
   const store = storeArg(values.store);
   return [...(values.recover ? ["--recover"] : []), ...(store ? ["--store", store] : [])];
-}
-
-/** `--store`: only a PostgreSQL URL names another store (DR-0046). */
-function storeArg(store: string | undefined): string | undefined {
-  if (store !== undefined && !isPostgresUrl(store))
-    throw new ContractError("invalid_args", "--store must be a postgres://… URL");
-  return store;
-}
-
-/** The `npm start` line: where the console is, with a link that signs in. */
-function consoleLine(
-  stateDir: string,
-  instance: { id: string; http: string | null; startedAt: number },
-): string {
-  const secret = readOwnerSecret(stateFiles(stateDir).ownerSecret);
-  if (secret === undefined) return `Web console: ${instance.http} (sign in with: ccmsg open)\n`;
-  const url = signInUrl(
-    secret,
-    { instance: instance.id, startedAt: instance.startedAt },
-    new URL(instance.http!).host,
-    Date.now(),
-  );
-  return `Web console: ${instance.http}\n  sign in: ${url}\n  (a one-time link, valid for ${OPEN_TOKEN_LIFETIME_MS / 60_000} minutes; later: ccmsg open)\n`;
 }

@@ -457,9 +457,10 @@ async function main(argv: string[]): Promise<void> {
   // loading the command, rather than on its way to the greeting.
   if (entry.asSession && sessionIdFrom(sidFlag(args)) !== undefined)
     void import("../client/session-meta.js").then((m) => m.derivedMeta());
-  // The instance's modules load while its command group does: a restart
-  // waits for both (DR-0022).
-  if (name === "daemon" && rest[0] === "run") void import("../instance/server.js");
+  // The instance is a bundle of its own (DR-0064): a restart loads none of
+  // the `daemon` group's client code.
+  if (name === "daemon" && args[0] === "run")
+    return (await import("./daemon-run.js")).runDaemon(args.slice(1));
   const group = await entry.group();
   await group[name]!(args);
 }

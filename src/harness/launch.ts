@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import type { HarnessTemplateConfig, LauncherConfig } from "../config/launcher.js";
 import type { LauncherTemplate } from "../contract/launcher.js";
 
@@ -122,10 +121,12 @@ const DRAIN_MS = 200;
  * gets SIGTERM (its whole group), SIGKILL 2 s later, and the reply does not
  * wait for either.
  */
-export function runCommand(
+export async function runCommand(
   command: string,
   options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
 ): Promise<CommandOutcome> {
+  // Loaded on the first launch, not at the instance's start.
+  const { spawn } = await import("node:child_process");
   return new Promise((resolve) => {
     const out = new Capture();
     const err = new Capture();

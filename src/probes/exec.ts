@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 
@@ -28,11 +27,13 @@ export interface RunResult {
 }
 
 /** Run `cmd args` without a shell; resolves with what happened. */
-export function run(
+export async function run(
   cmd: string,
   args: readonly string[],
   options: RunOptions = {},
 ): Promise<RunResult> {
+  // Loaded on the first run: an instance answers before it runs anything.
+  const { execFile } = await import("node:child_process");
   return new Promise((resolve) => {
     execFile(
       cmd,

@@ -17,7 +17,8 @@ interface Chunk {
   inputs: Record<string, unknown>;
 }
 
-/** The bundle's chunks it loaded (each once), with their bytes and sources. */
+/** The bundles' chunks it loaded (each once: the command's, dist/bin/, and
+ * the instance's, dist/daemon/), with their bytes and sources. */
 export function loadedChunks(file: string): { path: string; bytes: number; sources: string[] }[] {
   const meta = JSON.parse(readFileSync(join(ROOT, "dist", "bundle-meta.json"), "utf8")) as Record<
     string,
@@ -26,8 +27,8 @@ export function loadedChunks(file: string): { path: string; bytes: number; sourc
   const paths = new Set(
     readFileSync(file, "utf8")
       .split("\n")
-      .filter((url) => url.includes("/dist/bin/"))
-      .map((url) => `dist/bin/${url.split("/dist/bin/")[1]}`),
+      .map((url) => /\/(dist\/(?:bin|daemon)\/.*)$/.exec(url)?.[1])
+      .filter((path) => path !== undefined),
   );
   return [...paths].map((path) => {
     const chunk = meta[path];

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { readThreadLocks } from "./thread-locks.js";
@@ -47,9 +46,11 @@ export type CodexOutcome = { outcome: "delivered" } | { outcome: "unavailable"; 
  * closed, the Claude variables removed and CODEX_HOME set, killed after
  * CODEX_QUEUE_BUDGET_MS. Exit 0 is delivered; anything else is unavailable.
  */
-export function queueIntoCodex(q: CodexQueue): Promise<CodexOutcome> {
+export async function queueIntoCodex(q: CodexQueue): Promise<CodexOutcome> {
   const env: NodeJS.ProcessEnv = { ...q.env, CODEX_HOME: q.codexHome };
   for (const name of CLAUDE_VARIABLES) delete env[name];
+  // Loaded on the first delivery to Codex, not at the instance's start.
+  const { spawn } = await import("node:child_process");
   return new Promise((settle) => {
     let stderr = "";
     let timedOut = false;

@@ -1,5 +1,4 @@
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
+import type { IncomingMessage } from "node:http";
 import { connect as netConnect, type Socket } from "node:net";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import type { FrameWriter, Transport } from "../wire/transport.js";
@@ -109,18 +108,23 @@ export async function dialLink(
  * answer is the one-off public JWK. Rejects on any status but 200, a body
  * that is not a JSON object, or after `timeoutMs`.
  */
-export function fetchKey(
+export async function fetchKey(
   iss: string,
   kid: string,
   challenge: string,
   tcpTo: string | undefined,
   timeoutMs: number,
 ): Promise<unknown> {
+  const url = new URL(`mesh/jwk/${encodeURIComponent(kid)}`, iss);
+  // Loaded on the first fetch: node's HTTP client (and TLS) is not needed
+  // before the instance first answers (DR-0064).
+  const { request } = await (url.protocol === "https:"
+    ? import("node:https")
+    : import("node:http"));
   return new Promise((resolve, reject) => {
-    const url = new URL(`mesh/jwk/${encodeURIComponent(kid)}`, iss);
     const body = JSON.stringify({ challenge });
     const create = connectTo(tcpTo);
-    const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(
+    const req = request(
       url,
       {
         method: "POST",

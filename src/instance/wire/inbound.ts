@@ -1,4 +1,3 @@
-import { performance } from "node:perf_hooks";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../net/line-framer.js";
 import type { FrameHandlers } from "./transport.js";

@@ -1,4 +1,3 @@
-import { performance } from "node:perf_hooks";
 import { EGRESS_MAX_WAITING, VALUE_TOPIC_INTERVAL_MS } from "../../contract/constants.js";
 import type { FrameReader, FrameWriter, Written } from "./transport.js";
 
