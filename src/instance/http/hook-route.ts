@@ -8,9 +8,10 @@ import { refusal } from "./owner-auth.js";
 // Claude Code's hot hooks answered by the instance itself (DR-0058):
 // UserPromptSubmit, PreToolUse and PermissionRequest as `type: "http"` hooks
 // POST their payload here instead of starting a process; Codex's
-// PermissionRequest comes through `ccmsg attention --hook` to its own path. The answers are computed in-process
-// (hooks/answers.ts) with the command hooks' rules. Every failure answers
-// `{}`: the prompt or the edit goes on, as with the command hooks.
+// PermissionRequest comes through `ccmsg attention --hook` to its own path.
+// The answers are computed in-process (hooks/answers.ts) with the command
+// hooks' rules. Every failure answers `{}`: the prompt or the edit goes on,
+// and a permission dialog stays, as with the command hooks.
 
 export interface HookRouteOptions {
   stateDir: string;

@@ -52,9 +52,9 @@ function later(a: AttentionItem | undefined, b: AttentionItem): AttentionItem {
   return (b.refused?.length ?? 0) >= (a.refused?.length ?? 0) ? b : a;
 }
 
-/** Every item the console knows, by key. An item of this instance that the
- * mesh read saw pending and the topic no longer lists has ended: the topic's
- * (and the recent read's) view wins through `later`. */
+/** Every item the console knows, by key: this instance's from the topic
+ * and the reads, the other instances' from the mesh read; of two views of
+ * one item the later wins (`later`). */
 export const known = computed(() => {
   const map = new Map<string, AttentionItem>();
   const here = wire.instance.value;
