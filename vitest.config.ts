@@ -1,20 +1,22 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
-// In-process tests: no instance, no child process (test/hud/ runs the CLI
-// and git, so it is not here). They share one module graph per worker
-// (`isolate: false`): with a fresh graph per file, importing and transforming
-// the sources again took more time than their tests (75 files: 76 s and
-// 82 CPU-s on 2 cores, against 27 s and 29 CPU-s shared).
-const IN_PROCESS = [
+// Files that share one module graph per worker (`isolate: false`): with a
+// fresh graph per file, importing the sources and the helpers again cost more
+// than many files' tests (the 74 in-process files: 82 CPU-s isolated, 29
+// shared). Helpers clean up after each file through test/setup/after-file.ts.
+const SHARED_GRAPH = [
   "test/unit/**/*.test.ts",
   "test/contract/**/*.test.ts",
   "web/test/**/*.test.ts",
+  "test/integration/**/*.test.ts",
+  "test/e2e/**/*.test.ts",
 ];
-// In-process, yet reading state kept for the whole process: the instance's
-// count of requests running on every connection, which the other files'
-// connections leave above zero. Each gets a graph of its own.
-const PROCESS_STATE = ["test/unit/requests-in-all.test.ts"];
+// Each with a graph of its own: requests-in-all reads the instance's count of
+// requests running on every connection, kept for the whole process, which
+// other files' connections leave above zero; the HUD helpers make one git
+// home per graph and remove it after the file.
+const OWN_GRAPH = ["test/unit/requests-in-all.test.ts", "test/hud/**/*.test.ts"];
 
 export default defineConfig({
   // The web console's modules are Preact TSX; unit tests import the pure ones.
@@ -33,23 +35,13 @@ export default defineConfig({
     // keeps both busy through those waits. One more than the cores was ~2×
     // faster still, but its timing-sensitive tests tipped over under load.
     maxWorkers: availableParallelism(),
+    setupFiles: ["test/setup/after-file.ts"],
     projects: [
       {
         extends: true,
-        test: { name: "in-process", include: IN_PROCESS, exclude: PROCESS_STATE, isolate: false },
+        test: { name: "shared-graph", include: SHARED_GRAPH, exclude: OWN_GRAPH, isolate: false },
       },
-      {
-        extends: true,
-        test: {
-          name: "isolated",
-          include: [
-            "test/integration/**/*.test.ts",
-            "test/e2e/**/*.test.ts",
-            "test/hud/**/*.test.ts",
-            ...PROCESS_STATE,
-          ],
-        },
-      },
+      { extends: true, test: { name: "own-graph", include: OWN_GRAPH } },
     ],
   },
 });
