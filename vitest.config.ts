@@ -1,11 +1,27 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
+// Files that share one module graph per worker (`isolate: false`): with a
+// fresh graph per file, importing the sources and the helpers again cost more
+// than many files' tests (the 74 in-process files: 82 CPU-s isolated, 29
+// shared). Helpers clean up after each file through test/setup/after-file.ts.
+const SHARED_GRAPH = [
+  "test/unit/**/*.test.ts",
+  "test/contract/**/*.test.ts",
+  "web/test/**/*.test.ts",
+  "test/integration/**/*.test.ts",
+  "test/e2e/**/*.test.ts",
+];
+// Each with a graph of its own: requests-in-all reads the instance's count of
+// requests running on every connection, kept for the whole process, which
+// other files' connections leave above zero; the HUD helpers make one git
+// home per graph and remove it after the file.
+const OWN_GRAPH = ["test/unit/requests-in-all.test.ts", "test/hud/**/*.test.ts"];
+
 export default defineConfig({
   // The web console's modules are Preact TSX; unit tests import the pure ones.
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   test: {
-    include: ["test/**/*.test.ts", "web/test/**/*.test.ts"],
     // Integration tests start real instances on real sockets; give them room but
     // never rely on the timeout to pass: waits are on events.
     // End-to-end tests (test/e2e/) drive Debian's Chromium against a real
@@ -19,5 +35,13 @@ export default defineConfig({
     // keeps both busy through those waits. One more than the cores was ~2×
     // faster still, but its timing-sensitive tests tipped over under load.
     maxWorkers: availableParallelism(),
+    setupFiles: ["test/setup/after-file.ts"],
+    projects: [
+      {
+        extends: true,
+        test: { name: "shared-graph", include: SHARED_GRAPH, exclude: OWN_GRAPH, isolate: false },
+      },
+      { extends: true, test: { name: "own-graph", include: OWN_GRAPH } },
+    ],
   },
 });

@@ -5,7 +5,10 @@
 // the build (integration tests run dist/), so vitest starts the moment it is
 // done, while lint and the type-checks finish beside it. Each step's output is
 // printed whole when it ends; any failure fails `npm test`. Arguments go to
-// vitest (`npm test -- test/unit`).
+// vitest (`npm test -- test/unit`). The type-checks are incremental (their
+// state in node_modules/.cache/ccmsg/, errors reported again every run): after
+// a small change they take ~10 CPU-s instead of ~33, CPU the build and the
+// first tests need on 2 cores.
 import { spawn } from "node:child_process";
 
 /** Run `cmd args`, its output gathered (or passed through): resolves ok. */

@@ -35,8 +35,14 @@ if (busy) {
 }
 const delay = Number(env.FAKE_GH_DELAY_MS) || 0;
 if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-while (env.FAKE_GH_GATE && !existsSync(env.FAKE_GH_GATE))
+// Held at the gate until the test opens it; if what ran it is gone (an
+// instance killed, the test over) nobody will, so it ends instead of waiting
+// forever (one was found polling 26 min after its suite).
+const parent = process.ppid;
+while (env.FAKE_GH_GATE && !existsSync(env.FAKE_GH_GATE)) {
+  if (process.ppid !== parent) process.exit(1);
   await new Promise((r) => setTimeout(r, 20));
+}
 
 function finish(code, out = "", err = "") {
   if (out) process.stdout.write(out);

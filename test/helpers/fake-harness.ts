@@ -4,8 +4,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll } from "vitest";
 import { processStart } from "../../src/probes/process.js";
+import { afterEachFile } from "./after-file.js";
 
 // A stand-in for a running Claude Code session as far as direct delivery sees
 // it (harness.md §5.1, §5.2, §5.3, and the 2.1.328 shapes of §11): a live
@@ -16,7 +16,7 @@ import { processStart } from "../../src/probes/process.js";
 // frame's `uds:` reply address.
 
 const live = new Set<FakeHarness>();
-afterAll(async () => {
+afterEachFile(async () => {
   for (const h of [...live]) await h.stop();
 });
 

@@ -1,12 +1,12 @@
 // Processes standing in for Claude Code, found through the state files it
 // writes (harness.md §5.1): what the session-control tests signal.
 import { type ChildProcess, spawn } from "node:child_process";
-import { afterAll } from "vitest";
 import { processStatus } from "../../src/probes/process.js";
+import { afterEachFile } from "./after-file.js";
 import { procStartOf, writeSessionFile } from "./state-file.js";
 
 const children = new Set<ChildProcess>();
-afterAll(() => {
+afterEachFile(() => {
   for (const c of children) c.kill("SIGKILL");
 });
 

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll } from "vitest";
 import { resolveStateDir } from "../../src/state/paths.js";
+import { afterEachFile } from "./after-file.js";
 import { requiredPath } from "./env.js";
 import { ownerHeaders, rememberOwner } from "./http.js";
 
@@ -15,9 +16,17 @@ const live = new Set<ChildProcess>();
 const dirs = new Set<string>();
 
 // Nothing a test started may outlive it (the scenarios' reaper rule).
-afterAll(() => {
+// A killed instance (or a command it started) may still be writing to its
+// dir for a moment: the removal waits for the exits and retries. The dirs
+// are forgotten first, so a failure here is this file's, not the next one's.
+afterEachFile(async () => {
+  const exits = [...live].map((child) => new Promise((r) => child.once("exit", r)));
   for (const child of live) child.kill("SIGKILL");
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  await Promise.all(exits);
+  const removing = [...dirs];
+  dirs.clear();
+  for (const dir of removing)
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** A temp home with its own HOME / XDG dirs, so nothing outside is touched. */

@@ -30,10 +30,10 @@
 import { mkdirSync } from "node:fs";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { join } from "node:path";
-import { afterAll } from "vitest";
 import { Client } from "../../src/client/client.js";
 import type { MeshListing } from "../../src/config/mesh.js";
 import { writePeersFile } from "../../src/config/mesh.js";
+import { afterEachFile } from "./after-file.js";
 import { defaultStateDir, isolatedHome, startInstance, type TestInstance } from "./instance.js";
 
 export type CutMode = "reset" | "blackhole";
@@ -151,7 +151,7 @@ export async function adminFrame<T>(socket: string, op: string, args: object = {
 }
 
 const meshes = new Set<TestMesh>();
-afterAll(async () => {
+afterEachFile(async () => {
   for (const m of meshes) await m.stop();
 });
 

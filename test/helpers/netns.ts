@@ -28,10 +28,10 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { afterAll } from "vitest";
 import type { MeshListing } from "../../src/config/mesh.js";
 import { writePeersFile } from "../../src/config/mesh.js";
 import { configFile } from "../../src/state/paths.js";
+import { afterEachFile } from "./after-file.js";
 import {
   defaultStateDir,
   isolatedHome,
@@ -147,7 +147,7 @@ export interface NetnsMesh {
 }
 
 const meshes = new Set<NetnsMesh>();
-afterAll(async () => {
+afterEachFile(async () => {
   for (const m of meshes) await m.stop();
 });
 let made = 0;
