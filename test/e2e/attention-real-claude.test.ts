@@ -214,8 +214,13 @@ describe("the attention queue with the real Claude Code", () => {
   it("answered in the terminal first: the command runs and the queue says so", async () => {
     try {
       await ask("c");
-      const { items } = await answerEach("c");
+      await answerEach("c");
       expect(existsSync(join(cwd, "c.ran"))).toBe(true);
+      // The instance sees the answer in the session's state file (polled).
+      const items = await until("c's items to end", async () => {
+        const mine = (await queue()).filter((i) => i.input.includes("c.ran"));
+        return mine.every((i) => i.end !== undefined) ? mine : undefined;
+      });
       expect(items.map((i) => i.end)).toEqual(items.map(() => "answered_in_terminal"));
       await idle();
     } catch (error) {

@@ -132,6 +132,8 @@ describe("the owner credential", () => {
     const anyone = await get(`${inst.http}api/health`);
     expect(anyone).toMatchObject({ status: 200, body: { ok: true, version: VERSION } });
     expect(Object.keys(anyone.body)).toEqual(["ok", "version"]);
+    // A browser page asking the same is told it is signed out (the console's probe).
+    expect((await get(`${inst.http}api/health`, { "sec-fetch-dest": "empty" })).status).toBe(401);
     const owner = await get(`${inst.http}api/health`, ownerHeaders(inst.http));
     expect(owner.body).toMatchObject({ ok: true, dbPath: expect.any(String) });
     await expect(Client.connectWebSocket(wsUrl, wrong)).rejects.toThrow(/401/);

@@ -14,7 +14,13 @@ import { Clock } from "../../src/util/clock.js";
 import { closeInboxes, openInbox } from "../helpers/db.js";
 import { TestClock } from "../helpers/kv-replicas.js";
 
-afterEach(closeInboxes);
+/** Every queue a test made: stopped (its held items ended) before its
+ * file closes, so no timer of it writes to a closed store later. */
+const engines: Attention[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((a) => a.stop()));
+  closeInboxes();
+});
 
 const INSTANCE = "0123456789abcdef0123456789abcdef";
 const hooks = join(import.meta.dirname, "..", "fixtures", "claude-code", "hooks");
@@ -47,6 +53,7 @@ function queue(o: { holdMs?: number; dir?: string; atTerminalMs?: number; clock?
     messagedAt: (sid) => messaged.get(sid),
     ended: (item) => ended.push(item),
   });
+  engines.push(attention);
   return {
     attention,
     records,

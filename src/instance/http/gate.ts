@@ -284,15 +284,19 @@ export class Gate {
   /** No one, from this machine, asking whether an instance runs here (a
    * status bar, a health check: issue 28): `GET /api/health` without any
    * credential answers that and the version, nothing else. A credential that
-   * is wrong is still refused, and the owner gets the full answer. */
+   * is wrong is still refused, and the owner gets the full answer. A browser
+   * (its `Sec-Fetch-Dest`, which no page can leave out; Node's fetch sends
+   * none) gets the owner rule: the console probes this route to learn
+   * whether it is signed in. */
   private healthForAnyone({ method, url, headers, ip }: Asked): AuthAnswer | undefined {
     if (method !== "GET" || url.pathname !== `${this.basePath}api/health`) return undefined;
     if (!isLoopbackAddress(ip) || headers.authorization !== undefined) return undefined;
     if (headers.cookie !== undefined || offeredProtocols(headers).length > 0) return undefined;
+    if (headers["sec-fetch-dest"] !== undefined) return undefined;
     return {
       status: 200,
-      headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
-      body: JSON.stringify({ ok: true, version: VERSION }),
+      headers: { "cache-control": "no-store" },
+      body: { ok: true, version: VERSION },
     };
   }
 

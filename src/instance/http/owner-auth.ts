@@ -26,7 +26,7 @@ export type Principal =
 export interface AuthAnswer {
   status: number;
   headers: Record<string, string>;
-  body?: { ok: false; code?: string; error: string } | string;
+  body?: { ok: false; code?: string; error: string } | { ok: true; version: string } | string;
 }
 
 export const SUBPROTOCOL_PREFIX = "ccmsg.token.";
