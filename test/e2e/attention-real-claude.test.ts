@@ -169,9 +169,21 @@ const idle = () =>
       : undefined,
   );
 
+/** `test`, printing the session's screen when it fails (what Claude Code
+ * showed is the first thing to read). */
+const onFailShowPane = (test: () => Promise<void>) => async () => {
+  try {
+    await test();
+  } catch (error) {
+    console.log(claude.pane());
+    throw error;
+  }
+};
+
 describe("the attention queue with the real Claude Code", () => {
-  it("Allow in the console runs the command: it wrote its file, and the model hears it ran", async () => {
-    try {
+  it(
+    "Allow in the console runs the command: it wrote its file, and the model hears it ran",
+    onFailShowPane(async () => {
       await ask("a");
       // Claude Code may ask more than once for one command (its path checks
       // each open a dialog): each is an item, each allowed in the console.
@@ -185,14 +197,13 @@ describe("the attention queue with the real Claude Code", () => {
       expect(readFileSync(join(cwd, "a.ran"), "utf8")).toBe("out-a\n");
       expect(items.map((i) => i.end)).toEqual(items.map(() => "allowed"));
       await idle();
-    } catch (error) {
-      console.log(claude.pane());
-      throw error;
-    }
-  }, 90_000);
+    }),
+    90_000,
+  );
 
-  it("Deny with a message from the CLI: the command does not run and the model receives the message", async () => {
-    try {
+  it(
+    "Deny with a message from the CLI: the command does not run and the model receives the message",
+    onFailShowPane(async () => {
       const item = await ask("b");
       const denied = await runCli(
         ["attention", "deny", String(item.id), "--message", "not on main, please", "--json"],
@@ -205,14 +216,13 @@ describe("the attention queue with the real Claude Code", () => {
       expect(existsSync(join(cwd, "b.ran"))).toBe(false);
       expect((await itemOf("b", true)).end).toBe("denied");
       await idle();
-    } catch (error) {
-      console.log(claude.pane());
-      throw error;
-    }
-  }, 90_000);
+    }),
+    90_000,
+  );
 
-  it("answered in the terminal first: the command runs and the queue says so", async () => {
-    try {
+  it(
+    "answered in the terminal first: the command runs and the queue says so",
+    onFailShowPane(async () => {
       await ask("c");
       await answerEach("c");
       expect(existsSync(join(cwd, "c.ran"))).toBe(true);
@@ -223,14 +233,13 @@ describe("the attention queue with the real Claude Code", () => {
       });
       expect(items.map((i) => i.end)).toEqual(items.map(() => "answered_in_terminal"));
       await idle();
-    } catch (error) {
-      console.log(claude.pane());
-      throw error;
-    }
-  }, 90_000);
+    }),
+    90_000,
+  );
 
-  it("nobody answers within the hold: the hook leaves the dialog up and the queue says timed out", async () => {
-    try {
+  it(
+    "nobody answers within the hold: the hook leaves the dialog up and the queue says timed out",
+    onFailShowPane(async () => {
       const item = await ask("d");
       const ended = await itemOf("d", true);
       expect(ended.end).toBe("timed_out");
@@ -242,9 +251,7 @@ describe("the attention queue with the real Claude Code", () => {
       expect(existsSync(join(cwd, "d.ran"))).toBe(true);
       // The late terminal answer does not reopen or change the item.
       expect(items.find((i) => i.id === item.id)?.end).toBe("timed_out");
-    } catch (error) {
-      console.log(claude.pane());
-      throw error;
-    }
-  }, 90_000);
+    }),
+    90_000,
+  );
 });

@@ -144,10 +144,10 @@ export async function startHttp(
       app.register(webhookPlugin, {
         ...(options.webhook ?? { sources: {}, ingest: () => {} }),
         // The person's own gateway on this machine: the owner's bearer secret.
-        owner: (req) =>
-          isLoopbackAddress(clientIp(req)) &&
-          ownerAuth.authenticate(req.headers)?.kind === "owner" &&
-          /^Bearer\s/i.test(req.headers.authorization ?? ""),
+        owner: (req) => {
+          const who = ownerAuth.authenticate(req.headers);
+          return isLoopbackAddress(clientIp(req)) && who?.kind === "owner" && who.via === "bearer";
+        },
       });
       if (testHooks !== undefined)
         app.register(testHooksPlugin, { ...testHooks, mesh: options.mesh });
