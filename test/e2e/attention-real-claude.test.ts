@@ -12,7 +12,7 @@ import {
   startInstance,
   type TestInstance,
 } from "../helpers/instance.js";
-import { alive, claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
+import { claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
 import { openConsole, sharedBrowser, viewUrl } from "./browser.js";
 
 // The attention queue (DR-0062) with the REAL Claude Code 2.1.328 in tmux,
@@ -33,7 +33,6 @@ let claude: TmuxClaude;
 let cwd: string;
 let cliEnv: Record<string, string | undefined>;
 let sid: string;
-let harnessPid: number | undefined;
 const b = sharedBrowser();
 let page: Page;
 
@@ -79,16 +78,15 @@ beforeAll(async () => {
   const installed = await runCli(["plugin", "install", "claude", "--json"], cliEnv);
   expect(installed.code, installed.stderr).toBe(0);
   claude = new TmuxClaude("ccmsg-attention", claudeEnv, cwd, ["--permission-mode", "default"]);
-  harnessPid = (await idleSessionState(home.env.CLAUDE_CONFIG_DIR!)).pid;
+  // Up (its state file written) before the console is opened.
+  await idleSessionState(home.env.CLAUDE_CONFIG_DIR!);
   ({ page } = await openConsole(b.browser, inst));
   await page.goto(viewUrl(page, "#/attention"));
 }, 60_000);
 
 afterAll(async () => {
-  claude?.kill();
   // Gone before its home is removed (it writes there to the end).
-  if (harnessPid !== undefined)
-    await until("the harness to exit", () => (alive(harnessPid!) ? undefined : true));
+  await claude?.kill();
   await model?.close();
   await inst?.stop();
 });

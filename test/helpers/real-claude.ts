@@ -94,8 +94,27 @@ export class TmuxClaude {
     execFileSync("tmux", [...this.tmux, "send-keys", "Enter"]);
   }
 
-  kill(): void {
+  /** End the server and wait until nothing it started is left: the pane's
+   * process leads its own group, and Claude Code's hook commands (a session's
+   * end runs some) stay in it, writing to the home until they exit. */
+  async kill(): Promise<void> {
+    const listed = spawnSync("tmux", [...this.tmux, "list-panes", "-a", "-F", "#{pane_pid}"], {
+      encoding: "utf8",
+    });
+    const groups = (listed.stdout ?? "").split("\n").filter(Boolean).map(Number);
     spawnSync("tmux", [...this.tmux, "kill-server"], { stdio: "ignore" });
+    await until("the harness and its hooks to exit", () =>
+      groups.some(groupAlive) ? undefined : true,
+    );
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

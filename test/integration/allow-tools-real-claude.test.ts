@@ -100,7 +100,7 @@ describe("ccmsg's own tools without a prompt, with the real Claude Code", () => 
       console.log(claude.pane());
       throw error;
     }
-    claude.kill();
+    await claude.kill();
 
     const removed = await runCli(["plugin", "uninstall", "claude", "--json"], cliEnv);
     expect(removed.code, removed.stderr).toBe(0);

@@ -215,7 +215,7 @@ describe("the real Claude Code with ccmsg's plugin", () => {
       console.log(model.requests.map((r) => `${r.sid} ${r.raw.slice(-200)}`).join("\n"));
       throw error;
     } finally {
-      claude.kill();
+      await claude.kill();
     }
   }, 90_000);
 });

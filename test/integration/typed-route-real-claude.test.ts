@@ -5,7 +5,7 @@ import { promptBox } from "../../src/harness/claude/prompt-box.js";
 import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
 import { isolatedHome, runCli, startInstance } from "../helpers/instance.js";
 import { contractViolations, Peer } from "../helpers/peer.js";
-import { alive, claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
+import { claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
 
 // A person's words reach the model as the person's (DR-0055), against the
 // REAL Claude Code 2.1.328 in tmux and a scripted model: typed into the
@@ -56,15 +56,10 @@ async function idleSession(name: string, paneKnown: boolean) {
   const claude = new TmuxClaude(name, claudeEnv, cwd, ["--permission-mode", "default"], {
     paneKnown,
   });
-  let harnessPid: number | undefined;
-  cleanups.push(async () => {
-    claude.kill();
-    if (harnessPid !== undefined)
-      await until("the harness to exit", () => (alive(harnessPid!) ? undefined : true));
-  });
+  cleanups.push(() => claude.kill());
   const sessions = join(claudeHome, "sessions");
   const state = await idleSessionState(claudeHome, (row) => row.waitingFor === undefined);
-  harnessPid = state.pid as number;
+  const harnessPid = state.pid as number;
   await until("the empty input box", () =>
     promptBox(claude.pane()) === "empty" ? true : undefined,
   );
