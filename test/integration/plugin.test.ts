@@ -570,6 +570,39 @@ describe("ccmsg plugin … codex", () => {
     expect(config).toContain('[profiles.fast]\nmodel = "o4-mini"');
   });
 
+  it("keeps the tables Codex writes after ccmsg's own (trust from /hooks, codex mcp add)", async () => {
+    const s = withUserFiles();
+    await plugin(s, "install", "codex");
+    const configPath = join(s.codexHome, "config.toml");
+    // As codex-cli 0.169.0 rewrote it when the hooks were trusted and another
+    // server added: its tables go after the last one, before ccmsg's end line.
+    const codexTables = [
+      "[hooks.state]",
+      "",
+      `[hooks.state."${join(s.codexHome, "hooks.json")}:stop:0:0"]`,
+      'trusted_hash = "sha256:f0f0b6d83a088177cadb3adb365558256ab658cabb5ed817b03e92226dc1e1a9"',
+      "",
+      "[mcp_servers.other]",
+      'command = "other-mcp"',
+    ].join("\n");
+    const installed = readFileSync(configPath, "utf8");
+    writeFileSync(
+      configPath,
+      installed.replace("\n# <<< ccmsg", `\n\n${codexTables}\n# <<< ccmsg`),
+    );
+
+    // Installing again puts ccmsg's block back together and keeps Codex's.
+    expect((await plugin(s, "install", "codex")).code).toBe(0);
+    const again = readFileSync(configPath, "utf8");
+    expect(again).toContain(installed.trimEnd());
+    expect(again).toContain(codexTables);
+    expect(again.match(/# <<< ccmsg/g)).toHaveLength(1);
+
+    expect((await plugin(s, "uninstall", "codex")).code).toBe(0);
+    const left = readFileSync(configPath, "utf8");
+    expect(left).toBe(`${USER_CONFIG}\n${codexTables}\n`);
+  });
+
   it("leaves the person's own [mcp_servers.ccmsg] alone and says so", async () => {
     const s = setup();
     const own = `[mcp_servers.ccmsg]\ncommand = "my-ccmsg"\n`;

@@ -161,17 +161,53 @@ export function mcpBlock(command: string, args: string[], env: Record<string, st
   ].join("\n");
 }
 
-/** Where ccmsg's block sits: [start of BEGIN line, end of END line). */
-function blockAt(text: string): { start: number; end: number } | undefined {
+/** The table a TOML line opens (`[a."b c"]` → `a.b c`), if it is a header. */
+function tableOf(line: string): string | undefined {
+  const header = /^\[\[?\s*([^[\]]+?)\s*\]\]?\s*(#.*)?$/.exec(line.trim());
+  return header?.[1]?.replace(/["'\s]/g, "");
+}
+
+const isOurTable = (table: string) =>
+  table === "mcp_servers.ccmsg" || table.startsWith("mcp_servers.ccmsg.");
+
+/**
+ * Where ccmsg's block sits: [start of the BEGIN line, end of its last line).
+ * The block is BEGIN, ccmsg's table and, when it is still right behind them,
+ * END. Codex's own writes (the trust `/hooks` records, `codex mcp add`)
+ * rewrite the file and append their tables after the last one, between
+ * ccmsg's table and END, which then sits at the end of the file: a table
+ * that is not ccmsg's ends the block, and END, wherever it went, is `stray`.
+ */
+function blockAt(text: string): { start: number; end: number; stray?: number } | undefined {
   let start = 0;
   if (!text.startsWith(`${BEGIN}\n`)) {
     const i = text.indexOf(`\n${BEGIN}\n`);
     if (i === -1) return undefined;
     start = i + 1;
   }
-  const endAt = text.indexOf(`\n${END}`, start);
-  if (endAt === -1) return undefined;
-  return { start, end: endAt + 1 + END.length };
+  let at = start + BEGIN.length + 1;
+  let lastOwn = at;
+  while (at < text.length) {
+    const eol = text.indexOf("\n", at);
+    const lineEnd = eol === -1 ? text.length : eol;
+    const line = text.slice(at, lineEnd);
+    if (line === END) return { start, end: lineEnd };
+    const table = tableOf(line);
+    if (table !== undefined && !isOurTable(table)) break;
+    if (line.trim() !== "") lastOwn = lineEnd;
+    at = lineEnd + 1;
+  }
+  // END as a line of its own further down, where Codex's rewrite left it.
+  let stray = text.indexOf(`\n${END}`, lastOwn);
+  while (stray !== -1 && ![undefined, "\n"].includes(text[stray + 1 + END.length]))
+    stray = text.indexOf(`\n${END}`, stray + 1);
+  return { start, end: lastOwn, ...(stray === -1 ? {} : { stray }) };
+}
+
+/** `text` without the stray END line found at `at` (its newline first). */
+function withoutStray(text: string, at: number | undefined): string {
+  if (at === undefined) return text;
+  return text.slice(0, at) + text.slice(at + 1 + END.length);
 }
 
 /** Whether the file defines `mcp_servers.ccmsg` outside ccmsg's block (the
@@ -182,16 +218,15 @@ export function foreignMcpEntry(text: string): boolean {
   let table = "";
   for (const raw of outside.split("\n")) {
     const line = raw.trim();
-    const header = /^\[\s*([^[\]]+?)\s*\]\s*(#.*)?$/.exec(line);
-    if (header) {
-      table = header[1]!.replace(/["'\s]/g, "");
-      if (table === "mcp_servers.ccmsg" || table.startsWith("mcp_servers.ccmsg.")) return true;
+    const header = tableOf(line);
+    if (header !== undefined) {
+      table = header;
+      if (isOurTable(table)) return true;
       continue;
     }
     const key = /^([^=#]+?)\s*=/.exec(line)?.[1]?.replace(/["'\s]/g, "");
     if (key === undefined) continue;
-    const full = table === "" ? key : `${table}.${key}`;
-    if (full === "mcp_servers.ccmsg" || full.startsWith("mcp_servers.ccmsg.")) return true;
+    if (isOurTable(table === "" ? key : `${table}.${key}`)) return true;
   }
   return false;
 }
@@ -199,7 +234,10 @@ export function foreignMcpEntry(text: string): boolean {
 export function mergeCodexConfig(current: string | undefined, block: string): string {
   const text = current ?? "";
   const at = blockAt(text);
-  if (at) return text.slice(0, at.start) + block + text.slice(at.end);
+  if (at) {
+    const rest = withoutStray(text, at.stray);
+    return rest.slice(0, at.start) + block + rest.slice(at.end);
+  }
   if (foreignMcpEntry(text)) return text;
   if (text === "") return `${block}\n`;
   return `${text}${text.endsWith("\n") ? "" : "\n"}\n${block}\n`;
@@ -208,9 +246,12 @@ export function mergeCodexConfig(current: string | undefined, block: string): st
 export function unmergeCodexConfig(current: string): string | undefined {
   const at = blockAt(current);
   if (!at) return current;
-  let before = current.slice(0, at.start);
-  let after = current.slice(at.end);
+  const text = withoutStray(current, at.stray);
+  let before = text.slice(0, at.start);
+  let after = text.slice(at.end);
   if (after.startsWith("\n")) after = after.slice(1);
+  // One blank line between what was before and after the block, not two.
+  if (before.endsWith("\n\n")) after = after.replace(/^\n+/, "");
   // The blank line ccmsg put before its block at the end of the file.
   if (after === "" && before.endsWith("\n\n")) before = before.slice(0, -1);
   const rest = before + after;

@@ -128,7 +128,17 @@ export function planInstall(
   for (const d of desired) {
     const bytes = read(d.path);
     const next = d.content(bytes?.toString("utf8"));
-    const known = previous?.files.find((f) => f.path === d.path);
+    let known = previous?.files.find((f) => f.path === d.path);
+    // A merged file edited since (by the person, or by the harness itself:
+    // Codex writes its trust into config.toml) has a new "before": it
+    // without ccmsg's part, so an uninstall never takes those edits back.
+    if (known && bytes && d.unmerge && sha256(bytes) !== known.after) {
+      const rest = d.unmerge(bytes.toString("utf8"));
+      known = {
+        ...known,
+        before: rest === undefined ? null : Buffer.from(rest).toString("base64"),
+      };
+    }
     files.push({
       path: d.path,
       strategy: d.strategy,
