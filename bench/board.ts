@@ -66,7 +66,7 @@ function upsertCost() {
 
 async function start(dir: string): Promise<{ child: ChildProcess; http: string }> {
   const { child, http } = await startDaemon(dir, { HOME: dir }, "127.0.0.1:0");
-  // Every HTTP route wants the owner's credential (README, "Who may connect").
+  // Every HTTP route wants the owner's credential (docs/10-security.md, "Who may connect").
   OWNER.authorization = `Bearer ${readFileSync(join(dir, "owner.secret"), "utf8").trim()}`;
   return { child, http: http! };
 }

@@ -263,7 +263,7 @@ async function underForeignLock(r: Running) {
   const pending = a.request("message_send", { to: lost, text: "waits for the lock" });
   const pings: number[] = [];
   const health: number[] = [];
-  // Every HTTP route wants the owner's credential (README, "Who may connect").
+  // Every HTTP route wants the owner's credential (docs/10-security.md, "Who may connect").
   const owner = readFileSync(join(r.dir, "owner.secret"), "utf8").trim();
   const headers = { authorization: `Bearer ${owner}` };
   const until = performance.now() + 1000;

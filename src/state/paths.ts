@@ -36,7 +36,7 @@ export function instanceKey(home: string): string {
  *
  * Before instances were keyed by config home, the default was
  * `$XDG_STATE_HOME/ccmsg` itself. A user of the default Claude Code home who
- * has a store there keeps it (README, "Default places", says how to move).
+ * has a store there keeps it (docs/07-configuration.md, "Default places", says how to move).
  */
 export function resolveStateDir(explicit: string | undefined, env: Env = process.env): string {
   if (explicit) return explicit;

@@ -6,7 +6,7 @@ import { CLI, childEnv, isolatedHome, ROOT, runCli, sharedInstance } from "../he
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 // What a new user tripped on (issue 8, items 16–18): help that only helps,
-// options where people put them, errors a person can read, and the README's
+// options where people put them, errors a person can read, and the documented
 // examples doing what they say.
 
 const shared = sharedInstance();
@@ -163,7 +163,7 @@ describe("errors a person reads", () => {
   });
 });
 
-describe("notify, as the README shows it", () => {
+describe("notify, as the guides show it (docs/04-sessions-and-messages.md)", () => {
   it("inside a session it reaches the person; outside one the error says what to do", async () => {
     const watcher = await Peer.unix(shared.inst.socket);
     await watcher.helloUser();

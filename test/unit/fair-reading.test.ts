@@ -108,7 +108,7 @@ describe("reading shared among connections", () => {
   });
 
   it("runs not one request past a client's in-flight bound, even of those already read", async () => {
-    // README: at most 1,024 requests running at once. It held only for
+    // docs/11-the-wire-and-the-contract.md: at most 1,024 requests running at once. It held only for
     // frames read after the pause; the rest of a chunk ran regardless.
     const bound = BACKPRESSURE.maxRequestsInFlight;
     const sent = bound + 100;

@@ -45,7 +45,7 @@ export interface CommonPlaneDeps {
  * session_stopping, topic_subscribe, topic_unsubscribe. */
 export function connectHandlers(s: CommonPlaneDeps): Handlers {
   /** Refuse what only the session itself may do when its harness proves the
-   * connection is someone else's (session-vouch.ts): the README's trust model. */
+   * connection is someone else's (session-vouch.ts): the trust model of docs/10-security.md. */
   async function refuseForeign(conn: Connection, sid: string, action: string): Promise<void> {
     const verdict = await vouch(conn.peer, sid, s.configHome);
     if (verdict.kind !== "foreign") return;

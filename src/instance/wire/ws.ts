@@ -9,7 +9,7 @@ import type { FrameReader, FrameWriter, Transport } from "./transport.js";
 import { interceptWebSocketData } from "./ws-frames.js";
 
 /**
- * Frames over a WebSocket (README, "WebSocket messages"; DR-0013), either
+ * Frames over a WebSocket (docs/11-the-wire-and-the-contract.md, "WebSocket messages"; DR-0013), either
  * side of it: a message carries whole frames — one, or several separated by
  * newlines — and its end ends its last frame, so a frame never spans two
  * messages. Who may open one is decided before it is accepted (http/gate.ts

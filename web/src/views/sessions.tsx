@@ -112,7 +112,7 @@ export function SessionsView() {
       ) : total === 0 ? (
         <p class="empty">
           No sessions yet. A session appears here once its harness runs a ccmsg hook (see the
-          README's "Use it with Claude Code / Codex").
+          README's "With Claude Code in three steps").
         </p>
       ) : shown === 0 ? (
         <p class="empty">Nothing matches the filter.</p>
