@@ -152,13 +152,23 @@ function slug(heading: string): string {
     .replaceAll(" ", "-");
 }
 
-function anchors(path: string): Set<string> {
+/** The lines of a Markdown text that are not in a fenced block. */
+function outsideFences(markdown: string): string {
   let inFence = false;
+  return markdown
+    .split("\n")
+    .filter((line) => {
+      if (/^\s*```/.test(line)) inFence = !inFence;
+      return !inFence && !/^\s*```/.test(line);
+    })
+    .join("\n");
+}
+
+function anchors(path: string): Set<string> {
   const found = new Set<string>();
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    if (/^\s*```/.test(line)) inFence = !inFence;
+  for (const line of outsideFences(readFileSync(path, "utf8")).split("\n")) {
     const heading = /^#{1,6} (.*)$/.exec(line);
-    if (!inFence && heading !== null) found.add(slug(heading[1]!));
+    if (heading !== null) found.add(slug(heading[1]!));
   }
   return found;
 }
@@ -170,7 +180,7 @@ describe("links", () => {
       .map((f) => join("docs", f));
     const broken: string[] = [];
     for (const file of ["README.md", ...docs]) {
-      const text = readFileSync(join(ROOT, file), "utf8").replace(/```[\s\S]*?```/g, "");
+      const text = outsideFences(readFileSync(join(ROOT, file), "utf8"));
       for (const [, href] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z]+:/.test(href!)) continue;
         const [path, anchor] = href!.split("#");
