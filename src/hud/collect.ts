@@ -27,6 +27,7 @@ import { codexConfigHome, stateFiles } from "../state/paths.js";
 import type { CheckRun } from "../store/check-runs.js";
 import type { SyncRun } from "../store/sync-runs.js";
 import { decideControls } from "./controls.js";
+import { type DmuxProject, dmuxWorker, findDmuxRoot, readDmuxProject } from "./dmux.js";
 import { readBridge } from "./ecc-bridge.js";
 import { staleSalvageQueue } from "./salvage.js";
 import {
@@ -126,6 +127,9 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
       : undefined,
   );
   const readingPromise = readTarget(ctx, places);
+  const dmuxPromise = gitPromise.then((g) =>
+    dmuxAround(g.state === "ok" ? g.mainRoot : target.cwd),
+  );
   const input = readInputFields(target.statusline);
   const todos = target.sid === null ? undefined : readTodos(places.claudeHome, target.sid);
   const bridge = target.sid === null ? undefined : readBridge(target.sid, places.bridgeDir);
@@ -134,12 +138,13 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     reader?.syncRun("github"),
     reader?.syncRun("linear"),
   ]);
-  const [git, github, worktreeConflicts, salvage, reading] = await Promise.all([
+  const [git, github, worktreeConflicts, salvage, reading, dmux] = await Promise.all([
     gitPromise,
     githubPromise,
     conflictsPromise,
     salvagePromise,
     readingPromise,
+    dmuxPromise,
   ]);
   const fold = reading?.fold;
   const gitOk = git.state === "ok" ? git : undefined;
@@ -263,10 +268,17 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
         : bridge === undefined
           ? "unknown"
           : { total: bridge.toolCount, pending: null, stale: null, lastTool: null },
+    // The session's own agent tree, then the panes of the dmux project it
+    // works in; unknown only when neither can be read.
     activeAgents:
-      reading === undefined
+      reading === undefined && dmux === undefined
         ? "unknown"
-        : sessionWorkers(reading, place).slice(0, MAX_HUD_AGENTS).map(hudAgent),
+        : [
+            ...(reading === undefined ? [] : sessionWorkers(reading, place)),
+            ...(dmux?.panes.map((p) => dmuxWorker(dmux, p)) ?? []),
+          ]
+            .slice(0, MAX_HUD_AGENTS)
+            .map(hudAgent),
     todos:
       todos !== undefined
         ? { inProgress: todos.inProgress, counts: { ...todos.counts } }
@@ -369,6 +381,15 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     reading,
     gateway,
   };
+}
+
+/** The dmux project at or above `dir` (the repository's main checkout, where
+ * dmux keeps it); undefined when there is none or its config cannot be read
+ * — the HUD then lists no panes rather than failing. */
+async function dmuxAround(dir: string): Promise<DmuxProject | undefined> {
+  const root = await findDmuxRoot(dir);
+  if (root === undefined) return undefined;
+  return readDmuxProject(root).catch(() => undefined);
 }
 
 /** File reservations (DR-0041) around the target: those it holds, and other
