@@ -1,6 +1,3 @@
-import { statSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import type { GithubSyncFacts } from "../board/sync/github.js";
 import type { LinearSyncFacts } from "../board/sync/linear.js";
 import type { HudStatus } from "../contract/ecc/hud.js";
@@ -29,6 +26,7 @@ import type { SyncRun } from "../store/sync-runs.js";
 import { decideControls } from "./controls.js";
 import { type DmuxProject, dmuxWorker, findDmuxRoot, readDmuxProject } from "./dmux.js";
 import { readBridge } from "./ecc-bridge.js";
+import { readHandoff } from "./handoff.js";
 import { staleSalvageQueue } from "./salvage.js";
 import {
   controlFacts,
@@ -148,6 +146,12 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
   ]);
   const fold = reading?.fold;
   const gitOk = git.state === "ok" ? git : undefined;
+  const handoff = await readHandoff(
+    config.handoff_path,
+    gitOk?.toplevel ?? null,
+    gitOk?.head ?? null,
+    env,
+  );
   const runs = gitOk === undefined ? undefined : await reader?.checkRuns(gitOk.toplevel);
   const local = gitOk === undefined ? undefined : localChecks(runs, ctx);
   const gh = github?.state === "ok" ? github : undefined;
@@ -362,13 +366,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
         repo: gitOk?.repoSlug ?? synced?.facts.repo ?? null,
         latestPullRequest: gh?.latestPullRequest ?? branchPr ?? null,
       },
-      handoff:
-        config.handoff_path === undefined
-          ? { path: null, written: null }
-          : {
-              path: config.handoff_path,
-              written: handoffWritten(config.handoff_path, target.session?.connected_at, env),
-            },
+      handoff: handoff ?? { path: null, written: null },
     },
   };
   return {
@@ -498,22 +496,4 @@ function localChecks(
   }
   for (const r of byName.values()) out.push({ name: r.name, command: r.command, status: r.status });
   return out;
-}
-
-/** Whether the handoff file was written after the session connected: false
- * when it does not exist, null when the session's start is unknown. */
-export function handoffWritten(
-  path: string,
-  connectedAt: number | undefined,
-  env: NodeJS.ProcessEnv,
-): boolean | null {
-  const expanded =
-    path === "~" || path.startsWith("~/") ? join(env.HOME || homedir(), path.slice(1)) : path;
-  let mtime: number;
-  try {
-    mtime = statSync(expanded).mtimeMs;
-  } catch {
-    return false;
-  }
-  return connectedAt === undefined ? null : mtime > connectedAt;
 }
