@@ -3,6 +3,7 @@ import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { SessionWorker } from "../contract/ecc/session.js";
 import { ContractError } from "../contract/errors.js";
+import { run } from "../probes/exec.js";
 
 // dmux (github.com/standardagents/dmux) runs one agent per tmux pane, each in
 // its own git worktree, and keeps what it knows of a project in
@@ -60,6 +61,28 @@ export interface DmuxProject {
 export function dmuxSessionName(root: string): string {
   const hash = createHash("md5").update(root).digest("hex").slice(0, 8);
   return `dmux-${`${basename(root)}-${hash}`.replace(/[^a-zA-Z0-9_-]+/g, "-")}`;
+}
+
+/** A name dmux gives a tmux session (dmuxSessionName). */
+export const DMUX_SESSION_NAME = /^dmux-[A-Za-z0-9_-]+-[0-9a-f]{8}$/;
+
+/** The project root of a dmux tmux session: the project around `cwd` when
+ * its session name is `name`, else what the running session published
+ * (dmux sets the tmux option `@dmux_project_root` on it); undefined when
+ * neither knows it. */
+export async function dmuxRootOfSession(
+  name: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  const near = await findDmuxRoot(cwd);
+  if (near !== undefined) {
+    const project = await readDmuxProject(near).catch(() => undefined);
+    if (project?.sessionName === name) return near;
+  }
+  const r = await run("tmux", ["show-options", "-v", "-t", name, "@dmux_project_root"], { env });
+  const root = r.ok ? r.stdout.trim() : "";
+  return root === "" ? undefined : root;
 }
 
 /** The nearest directory at or above `dir` holding a dmux config (a pane's

@@ -3,7 +3,14 @@ import { basename, join, resolve } from "node:path";
 import { type EccSession, SESSION_SCHEMA, type SessionWorker } from "../contract/ecc/session.js";
 import { ContractError } from "../contract/errors.js";
 import type { MirroredSession } from "../store/ecc-sessions.js";
-import { dmuxProjectState, dmuxWorker, findDmuxRoot, readDmuxProject } from "./dmux.js";
+import {
+  DMUX_SESSION_NAME,
+  dmuxProjectState,
+  dmuxRootOfSession,
+  dmuxWorker,
+  findDmuxRoot,
+  readDmuxProject,
+} from "./dmux.js";
 import { readSession } from "./session-reading.js";
 import { sessionWorkers } from "./workers.js";
 
@@ -32,7 +39,12 @@ export const ADAPTERS = [
     id: "dmux",
     description:
       "a dmux project's <project root>/.dmux/dmux.config.json (its panes are the workers)",
-    targets: ["dmux:<dir>", "dmux:<dir>#<pane id|slug|tmux pane>", "dmux: (this directory)"],
+    targets: [
+      "dmux:<dir>",
+      "dmux:<dir>#<pane id|slug|tmux pane>",
+      "dmux: (this directory)",
+      "<dmux session name> (dmux-<project>-<hash>)",
+    ],
   },
 ] as const;
 
@@ -64,7 +76,7 @@ export async function inspectTarget(
       "invalid_args",
       `no adapter "${adapter}" (have: ${ADAPTERS.map((a) => a.id).join(", ")})`,
     );
-  if (target.startsWith("dmux:")) {
+  if (target.startsWith("dmux:") || DMUX_SESSION_NAME.test(target)) {
     refuseAdapter(adapter, "dmux", target);
     return dmuxSession(target, places.cwd ?? process.cwd());
   }
@@ -244,17 +256,29 @@ async function ccmsgSession(
 
 /** `dmux:<dir>[#<pane>]`: the project at or above `dir` (a pane's worktree
  * finds its project), all its panes or the one named by id, slug or tmux
- * pane id. */
+ * pane id. `<dir>` may instead be the name dmux gave the project's tmux
+ * session (`dmux-<name>-<hash>`, also taken without `dmux:`), when no such
+ * directory exists. */
 async function dmuxSession(target: string, cwd: string): Promise<EccSession> {
-  const spec = target.slice("dmux:".length);
+  const spec = target.startsWith("dmux:") ? target.slice("dmux:".length) : target;
   const hash = spec.lastIndexOf("#");
-  const dir = resolve(cwd, (hash < 0 ? spec : spec.slice(0, hash)) || ".");
+  const place = (hash < 0 ? spec : spec.slice(0, hash)) || ".";
+  const dir = resolve(cwd, place);
   const paneName = hash < 0 ? undefined : spec.slice(hash + 1);
-  const root = await findDmuxRoot(dir);
+  const asDir = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  const root =
+    !asDir && DMUX_SESSION_NAME.test(place)
+      ? await dmuxRootOfSession(place, cwd)
+      : await findDmuxRoot(dir);
   if (root === undefined)
     throw new ContractError(
       "not_found",
-      `no dmux project at ${dir}: no .dmux/dmux.config.json there or above (run dmux in the repository first)`,
+      !asDir && DMUX_SESSION_NAME.test(place)
+        ? `no dmux session ${place}: not the project around ${cwd}, and tmux knows no such session`
+        : `no dmux project at ${dir}: no .dmux/dmux.config.json there or above (run dmux in the repository first)`,
     );
   const project = await readDmuxProject(root);
   let panes = project.panes;

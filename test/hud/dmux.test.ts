@@ -144,6 +144,19 @@ describe("session-inspect dmux:<dir>", () => {
     expect(e.message).toContain("fix-auth, board-api, shell-1");
   });
 
+  it("takes dmux's tmux session name for the project around the directory, with or without dmux:", async () => {
+    const { root } = project();
+    const name = dmuxSessionName(root);
+    for (const target of [name, `dmux:${name}`]) {
+      const doc = await inspectTarget(target, places(join(root, "src")));
+      expect({ target, id: doc.session.id, n: doc.workers.length }).toEqual({
+        target,
+        id: name,
+        n: 3,
+      });
+    }
+  });
+
   it("refuses a directory with no dmux project, and another adapter for a dmux target", async () => {
     const dir = tempDir();
     const e = await refusal(inspectTarget(`dmux:${dir}`, places(dir)));

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -46,6 +47,35 @@ describe("ccmsg session-inspect dmux:<dir>", () => {
     expect(one.workers).toEqual([
       expect.objectContaining({ id: "dmux-1", branch: "feat/fix-auth" }),
     ]);
+  });
+
+  it("a dmux session name: the root dmux published on the running tmux session", async () => {
+    const h = home();
+    const repo = makeRepo(h.root);
+    placeDmuxConfig(repo);
+    const name = dmuxSessionName(repo);
+    // A tmux server of this test's own (its socket under TMUX_TMPDIR).
+    const env = { ...h.env, PATH: toolsDir(["git", "tmux"]), TMUX_TMPDIR: tempDir() };
+    const tmux = (...args: string[]) =>
+      execFileSync("tmux", args, {
+        env: { ...env, PATH: process.env.PATH },
+        stdio: "pipe",
+        encoding: "utf8",
+      });
+    tmux("new-session", "-d", "-s", name, "-c", repo, "sleep 600");
+    try {
+      tmux("set-option", "-t", name, "@dmux_project_root", repo);
+      // From elsewhere: only tmux knows where the project is.
+      const doc = json(await runIn(["session-inspect", name], env, { cwd: tempDir() }));
+      expect(doc).toMatchObject({ adapterId: "dmux", session: { id: name, repoRoot: repo } });
+      const none = await runIn(["session-inspect", "dmux-nothing-0123abcd"], env, {
+        cwd: tempDir(),
+      });
+      expect(none.code).toBe(1);
+      expect(JSON.parse(none.stderr).error.msg).toContain("no dmux session dmux-nothing-0123abcd");
+    } finally {
+      tmux("kill-server");
+    }
   });
 
   it("no project, or a broken config: a contract error on stderr, exit 1", async () => {
