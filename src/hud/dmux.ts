@@ -80,7 +80,10 @@ export async function dmuxRootOfSession(
     const project = await readDmuxProject(near).catch(() => undefined);
     if (project?.sessionName === name) return near;
   }
-  const r = await run("tmux", ["show-options", "-v", "-t", name, "@dmux_project_root"], { env });
+  // `=name:` — exactly this session (tmux matches a bare name as a prefix).
+  const r = await run("tmux", ["show-options", "-v", "-t", `=${name}:`, "@dmux_project_root"], {
+    env,
+  });
   const root = r.ok ? r.stdout.trim() : "";
   return root === "" ? undefined : root;
 }
@@ -181,9 +184,52 @@ function readPane(p: unknown): DmuxPane | string {
   };
 }
 
+/** What tmux says of one pane of the project's session. */
+export interface PaneLiveness {
+  pid: number | null;
+  dead: boolean;
+}
+
+/** The panes of the project's running tmux session, by tmux pane id;
+ * undefined when tmux has no such session (or no tmux) — liveness unknown. */
+export async function dmuxLiveness(
+  project: DmuxProject,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Map<string, PaneLiveness> | undefined> {
+  const r = await run(
+    "tmux",
+    [
+      "list-panes",
+      "-s",
+      "-t",
+      `=${project.sessionName}`,
+      "-F",
+      "#{pane_id} #{pane_pid} #{pane_dead}",
+    ],
+    { env },
+  );
+  if (!r.ok) return undefined;
+  const live = new Map<string, PaneLiveness>();
+  for (const line of r.stdout.split("\n")) {
+    // Spaces, not tabs: tmux prints a tab in a format as "_".
+    const [id, pid, dead] = line.trim().split(" ");
+    if (!id) continue;
+    const n = Number(pid);
+    live.set(id, { pid: Number.isInteger(n) && n > 0 ? n : null, dead: dead === "1" });
+  }
+  return live;
+}
+
 /** A pane as an `ecc.session.v1` worker. dmux's own status word is the
- * state; what dmux does not record (pid, liveness) stays null. */
-export function dmuxWorker(project: DmuxProject, p: DmuxPane): SessionWorker {
+ * state; pid and liveness come from tmux when its session runs (`live`),
+ * else stay null. A pane dmux lists but the running session lacks is
+ * inactive. */
+export function dmuxWorker(
+  project: DmuxProject,
+  p: DmuxPane,
+  live?: Map<string, PaneLiveness>,
+): SessionWorker {
+  const pane = live === undefined || p.paneId === null ? undefined : live.get(p.paneId);
   const shell = p.type === "shell";
   const state = p.agentStatus ?? "unknown";
   const artifacts: Record<string, unknown> = {
@@ -209,9 +255,9 @@ export function dmuxWorker(project: DmuxProject, p: DmuxPane): SessionWorker {
     runtime: {
       kind: shell ? "dmux-shell" : "dmux-pane",
       command: p.agent ?? p.shellType,
-      pid: null,
-      active: null,
-      dead: null,
+      pid: pane?.pid ?? null,
+      active: live === undefined || p.paneId === null ? null : pane !== undefined && !pane.dead,
+      dead: pane?.dead ?? null,
     },
     intent: { objective: p.prompt.trim() === "" ? null : p.prompt, seedPaths: [] },
     outputs: {

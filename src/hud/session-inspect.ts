@@ -5,6 +5,7 @@ import { ContractError } from "../contract/errors.js";
 import type { MirroredSession } from "../store/ecc-sessions.js";
 import {
   DMUX_SESSION_NAME,
+  dmuxLiveness,
   dmuxProjectState,
   dmuxRootOfSession,
   dmuxWorker,
@@ -281,6 +282,7 @@ async function dmuxSession(target: string, cwd: string): Promise<EccSession> {
         : `no dmux project at ${dir}: no .dmux/dmux.config.json there or above (run dmux in the repository first)`,
     );
   const project = await readDmuxProject(root);
+  const live = await dmuxLiveness(project);
   let panes = project.panes;
   if (paneName !== undefined) {
     panes = panes.filter((p) => p.id === paneName || p.slug === paneName || p.paneId === paneName);
@@ -299,7 +301,7 @@ async function dmuxSession(target: string, cwd: string): Promise<EccSession> {
       repoRoot: project.root,
       sourceTarget: { type: paneName === undefined ? "dmux-project" : "dmux-pane", value: target },
     },
-    panes.map((p) => dmuxWorker(project, p)),
+    panes.map((p) => dmuxWorker(project, p, live)),
   );
 }
 

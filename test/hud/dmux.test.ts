@@ -55,6 +55,7 @@ describe("the dmux reader", () => {
       health: "healthy",
       branch: "feat/fix-auth",
       worktree: join(root, ".dmux", "worktrees", "fix-auth"),
+      // No tmux session running it: liveness unknown.
       runtime: { kind: "dmux-pane", command: "claude", pid: null, active: null, dead: null },
       intent: { objective: "Fix the login redirect loop and add a regression test" },
       outputs: { validation: ["tests failed"] },

@@ -52,7 +52,7 @@ describe("ccmsg session-inspect dmux:<dir>", () => {
   it("a dmux session name: the root dmux published on the running tmux session", async () => {
     const h = home();
     const repo = makeRepo(h.root);
-    placeDmuxConfig(repo);
+    const configPath = placeDmuxConfig(repo);
     const name = dmuxSessionName(repo);
     // A tmux server of this test's own (its socket under TMUX_TMPDIR).
     const env = { ...h.env, PATH: toolsDir(["git", "tmux"]), TMUX_TMPDIR: tempDir() };
@@ -65,9 +65,19 @@ describe("ccmsg session-inspect dmux:<dir>", () => {
     tmux("new-session", "-d", "-s", name, "-c", repo, "sleep 600");
     try {
       tmux("set-option", "-t", name, "@dmux_project_root", repo);
+      // dmux-1 runs in the session's pane; the others' panes are gone.
+      const paneId = tmux("display-message", "-p", "-t", name, "#{pane_id}").trim();
+      const config = JSON.parse(readFileSync(configPath, "utf8"));
+      config.panes[0].paneId = paneId;
+      writeFileSync(configPath, JSON.stringify(config));
       // From elsewhere: only tmux knows where the project is.
       const doc = json(await runIn(["session-inspect", name], env, { cwd: tempDir() }));
       expect(doc).toMatchObject({ adapterId: "dmux", session: { id: name, repoRoot: repo } });
+      const runtimes = (doc.workers as { runtime: Record<string, unknown> }[]).map(
+        (w) => w.runtime,
+      );
+      expect(runtimes[0]).toMatchObject({ active: true, dead: false, pid: expect.any(Number) });
+      expect(runtimes[1]).toMatchObject({ active: false, dead: null, pid: null });
       const none = await runIn(["session-inspect", "dmux-nothing-0123abcd"], env, {
         cwd: tempDir(),
       });
