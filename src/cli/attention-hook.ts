@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { claimForHarness } from "../client/hook-payload.js";
 import { hookRouteUrl } from "../client/hook-route.js";
 import { CODEX_HOOK_PATH, HOOK_PATH } from "../harness/plugin/claude-paths.js";
 import { readHookToken } from "../state/hook-token.js";
@@ -24,6 +25,7 @@ export async function attentionHook(
   } catch {
     return;
   }
+  claimForHarness(harness, payload);
   const stateDir = resolveStateDir(values["state-dir"]);
   const url = hookRouteUrl(stateDir, harness === "codex" ? CODEX_HOOK_PATH : HOOK_PATH, false);
   const token = readHookToken(stateDir);

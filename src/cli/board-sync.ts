@@ -1,6 +1,8 @@
 import { applySync, recordSyncFailure, summary } from "../board/sync/apply.js";
+import type { LinearSyncFacts } from "../board/sync/linear.js";
 import {
   githubOpenOnBoard,
+  linearLastCreate,
   linearOpenOnBoard,
   runSync,
   type SyncReport,
@@ -14,7 +16,7 @@ import { openStateStore } from "../store/state-store.js";
 import { parse, wantsJson } from "./options.js";
 
 const USAGE =
-  "ccmsg board sync github [--repo owner/name] | linear [--project p] [--json] [--db PATH]";
+  "ccmsg board sync github [--repo owner/name] | linear [--project p] [--create TITLE] [--json] [--db PATH]";
 
 /**
  * `ccmsg board sync github|linear` — read the source, then write the board
@@ -26,7 +28,12 @@ const USAGE =
 export async function boardSync(argv: string[]): Promise<void> {
   const { values, positionals } = parse(
     argv,
-    { repo: { type: "string" }, project: { type: "string" }, db: { type: "string" } },
+    {
+      repo: { type: "string" },
+      project: { type: "string" },
+      create: { type: "string" },
+      db: { type: "string" },
+    },
     USAGE,
   );
   const [source, ...extra] = positionals;
@@ -34,6 +41,10 @@ export async function boardSync(argv: string[]): Promise<void> {
     throw new ContractError("invalid_args", `usage: ${USAGE}`);
   if (source === "github" && values.project !== undefined)
     throw new ContractError("invalid_args", "--project is for linear");
+  if (source === "github" && values.create !== undefined)
+    throw new ContractError("invalid_args", "--create is for linear");
+  if (values.create !== undefined && values.create.trim() === "")
+    throw new ContractError("invalid_args", "--create needs the new issue's title");
   if (source === "linear" && values.repo !== undefined)
     throw new ContractError("invalid_args", "--repo is for github");
   const json = wantsJson(values);
@@ -61,6 +72,7 @@ export async function boardSync(argv: string[]): Promise<void> {
         source,
         ...(values.repo === undefined ? {} : { repo: values.repo }),
         ...(values.project === undefined ? {} : { project: values.project }),
+        ...(values.create === undefined ? {} : { create: { title: values.create.trim() } }),
       },
       {
         config,
@@ -71,6 +83,7 @@ export async function boardSync(argv: string[]): Promise<void> {
         },
         openOnBoard: (repo) => store.read(() => githubOpenOnBoard(store.db, repo)),
         linearOnBoard: (id) => store.read(() => linearOpenOnBoard(store.db, id)),
+        linearLastCreate: () => store.read(() => linearLastCreate(store.db)),
         apply: async (result) => applySync(store, result),
         fail: async (f) => recordSyncFailure(store, f),
       },
@@ -84,11 +97,21 @@ export async function boardSync(argv: string[]): Promise<void> {
       `${source} sync failed (recorded; the board is unchanged): ${report.message}`,
     );
   }
+  // The sync ran and was recorded either way; an issue asked for and not
+  // created is still a refusal for whoever asked.
+  const made = values.create === undefined ? null : (report.facts as LinearSyncFacts).lastCreate;
+  if (made?.outcome === "capacity-blocked")
+    throw new ContractError(
+      "internal_error",
+      `Linear refused to create the issue: the workspace's issue capacity is reached (${made.message ?? "usage limit exceeded"}); the sync of ${report.target} ran and was recorded`,
+    );
   if (json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);
     return;
   }
   const lines = [`${source} sync of ${report.target}: ${summary(report.counts)}`];
+  if (made?.outcome === "created")
+    lines.unshift(`created ${made.identifier ?? "an issue"} in Linear`);
   for (const r of report.retainedItems) lines.push(`  kept open: ${r.id} — ${r.reason}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }

@@ -3,6 +3,7 @@ import { connectInstance, greet, sendGreeting } from "../client/connect.js";
 import { type Flags, sessionId } from "../client/flags.js";
 import { confirmPassedOn, splitShown, subscribeHandOver } from "../client/hand-over.js";
 import { promptHookAnswer } from "../client/hook-answers.js";
+import { claimForHarness } from "../client/hook-payload.js";
 import { takeInbox } from "../client/snapshots.js";
 import { ContractError } from "../contract/errors.js";
 import type { InboxMessage } from "../contract/messaging.js";
@@ -41,8 +42,12 @@ type Ending = { kind: "messages"; client: Client; messages: InboxMessage[] } | {
 /** `ccmsg inbox` — take what is held for this session (subscribing is
  * receiving: what is printed has left the inbox). */
 export const inbox: Command = async (argv) => {
-  const { values } = parse(argv, { hook: { type: "boolean" } }, "ccmsg inbox [--hook]");
-  if (values.hook) return inboxHook(values);
+  const { values } = parse(
+    argv,
+    { hook: { type: "boolean" }, harness: { type: "string" } },
+    "ccmsg inbox [--hook [--harness codex]]",
+  );
+  if (values.hook) return inboxHook(values, values.harness);
   const sid = sessionId(values);
   if (sid === undefined)
     throw new ContractError(
@@ -213,7 +218,7 @@ function waitOn(
  * promptHookAnswer gives, on stdout. Prints nothing when nothing is held;
  * never fails the prompt.
  */
-async function inboxHook(flags: Flags): Promise<void> {
+async function inboxHook(flags: Flags, harness: string | undefined): Promise<void> {
   const quiet = () => process.exit(0);
   let late = false;
   const timer = setTimeout(() => {
@@ -222,6 +227,7 @@ async function inboxHook(flags: Flags): Promise<void> {
   }, INBOX_HOOK_DEADLINE_MS);
   try {
     const payload = await readStdinJson(STDIN_DEADLINE_MS).catch(() => ({}));
+    claimForHarness(harness, payload);
     // Confirmed first: the output is acted on only after a clean exit, and
     // the process exits right after writing it. The deadline no longer
     // applies once confirming: what is confirmed — or may have been,

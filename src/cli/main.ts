@@ -257,6 +257,7 @@ export const COMMANDS: Record<
       "  --store postgres://…         the team board in PostgreSQL (else the config's store)",
       "  sync github [--repo owner/name]   open PRs and issues through gh (or node $ECC_GH_SHIM)",
       "  sync linear [--project name|id]   a Linear project's issues (API key from LINEAR_API_KEY)",
+      "    [--create title]                 create an issue in it first (records issue capacity)",
     ].join("\n"),
   },
   store: {

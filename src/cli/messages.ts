@@ -1,5 +1,6 @@
 import { callAs, connectInstance, greet } from "../client/connect.js";
 import { sessionId } from "../client/flags.js";
+import { claimForHarness } from "../client/hook-payload.js";
 import { derivedMeta, sessionCwd } from "../client/session-meta.js";
 import { ContractError } from "../contract/errors.js";
 import type { SessionMeta } from "../contract/peers.js";
@@ -12,6 +13,16 @@ import { hookSid, payloadString, readStdinJson } from "./stdin.js";
 
 const HOOK_DEADLINE_MS = 3000;
 
+/** A hook's outcome, for whoever reads the hook's log. Claude Code parses
+ * JSON on stdout and ignores fields it does not know; Codex (`--harness
+ * codex`) fails a hook whose JSON is not its own output shape and gives plain
+ * text to the model, so there it goes to stderr. */
+function hookOutcome(values: { harness?: string }, outcome: object): never {
+  const out = values.harness === "codex" ? process.stderr : process.stdout;
+  out.write(`${JSON.stringify(outcome)}\n`);
+  process.exit(0);
+}
+
 /** `ccmsg hello` — greet as this session, announcing where it works. With
  * `--hook` it reads the SessionStart payload on stdin and never fails the
  * hook: it prints `{ greeted: false, reason }` instead. */
@@ -20,6 +31,7 @@ export const hello: Command = async (argv) => {
     argv,
     {
       hook: { type: "boolean" },
+      harness: { type: "string" },
       cwd: { type: "string" },
       repo: { type: "string" },
       ws: { type: "string" },
@@ -28,7 +40,7 @@ export const hello: Command = async (argv) => {
       "transcript-path": { type: "string" },
       title: { type: "string" },
     },
-    "ccmsg hello [--hook] [--cwd d] [--repo r] [--ws w] [--repo-root d] [--branch b] [--transcript-path p] [--title t]",
+    "ccmsg hello [--hook [--harness codex]] [--cwd d] [--repo r] [--ws w] [--repo-root d] [--branch b] [--transcript-path p] [--title t]",
   );
   const run = async () => {
     const { payload, sid } = await hookSession(values, "hello");
@@ -65,8 +77,7 @@ export const hello: Command = async (argv) => {
       setTimeout(() => r({ greeted: false, reason: "timed out" }), HOOK_DEADLINE_MS).unref(),
     ),
   ]);
-  process.stdout.write(`${JSON.stringify(outcome)}\n`);
-  process.exit(0);
+  hookOutcome(values, outcome);
 };
 
 /** `ccmsg stopping` — declare this session is about to stop, so its
@@ -77,8 +88,8 @@ export const hello: Command = async (argv) => {
 export const stopping: Command = async (argv) => {
   const { values } = parse(
     argv,
-    { reason: { type: "string" }, hook: { type: "boolean" } },
-    "ccmsg stopping [--reason r] [--hook]",
+    { reason: { type: "string" }, hook: { type: "boolean" }, harness: { type: "string" } },
+    "ccmsg stopping [--reason r] [--hook [--harness codex]]",
   );
   const run = async () => {
     const { payload, sid } = await hookSession(values, "stopping");
@@ -99,8 +110,7 @@ export const stopping: Command = async (argv) => {
     (r) => ({ stopped: true, ...r }),
     (e: Error) => ({ stopped: false, reason: e.message }),
   );
-  process.stdout.write(`${JSON.stringify(outcome)}\n`);
-  process.exit(0);
+  hookOutcome(values, outcome);
 };
 
 /** `ccmsg post <sid> <text>` — send as this session (or as the person). */
@@ -227,10 +237,11 @@ export const notify: Command = async (argv) => {
 /** The hook payload (with `--hook`) and the session it speaks for: `--sid`,
  * else the payload's `session_id`, else the environment's session. */
 async function hookSession(
-  values: { hook?: boolean; sid?: string },
+  values: { hook?: boolean; sid?: string; harness?: string },
   command: string,
 ): Promise<{ payload: Record<string, unknown>; sid: string }> {
   const payload = values.hook ? await readStdinJson(HOOK_DEADLINE_MS) : {};
+  if (values.hook) claimForHarness(values.harness, payload);
   const sid = hookSid(values, payload);
   if (sid === undefined) {
     throw new ContractError(

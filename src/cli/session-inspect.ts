@@ -28,7 +28,7 @@ export const sessionInspect: Command = async (argv) => {
   const target = positionals[0];
   if (target === undefined || positionals.length > 1)
     throw new UsageError(
-      "name one target: claude:latest, claude:<id>, a .tmp session file or a sid",
+      "name one target: claude:latest, claude:<id>, a .tmp session file, dmux:<dir> or a sid",
     );
   const files = stateFiles(resolveStateDir(values["state-dir"]));
   const reader = await openStoreReader(files.database);

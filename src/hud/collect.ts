@@ -1,6 +1,3 @@
-import { statSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import type { GithubSyncFacts } from "../board/sync/github.js";
 import type { LinearSyncFacts } from "../board/sync/linear.js";
 import type { HudStatus } from "../contract/ecc/hud.js";
@@ -27,7 +24,9 @@ import { codexConfigHome, stateFiles } from "../state/paths.js";
 import type { CheckRun } from "../store/check-runs.js";
 import type { SyncRun } from "../store/sync-runs.js";
 import { decideControls } from "./controls.js";
+import { type DmuxProject, dmuxWorker, findDmuxRoot, readDmuxProject } from "./dmux.js";
 import { readBridge } from "./ecc-bridge.js";
+import { readHandoff } from "./handoff.js";
 import { staleSalvageQueue } from "./salvage.js";
 import {
   controlFacts,
@@ -126,6 +125,9 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
       : undefined,
   );
   const readingPromise = readTarget(ctx, places);
+  const dmuxPromise = gitPromise.then((g) =>
+    dmuxAround(g.state === "ok" ? g.mainRoot : target.cwd),
+  );
   const input = readInputFields(target.statusline);
   const todos = target.sid === null ? undefined : readTodos(places.claudeHome, target.sid);
   const bridge = target.sid === null ? undefined : readBridge(target.sid, places.bridgeDir);
@@ -134,15 +136,22 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     reader?.syncRun("github"),
     reader?.syncRun("linear"),
   ]);
-  const [git, github, worktreeConflicts, salvage, reading] = await Promise.all([
+  const [git, github, worktreeConflicts, salvage, reading, dmux] = await Promise.all([
     gitPromise,
     githubPromise,
     conflictsPromise,
     salvagePromise,
     readingPromise,
+    dmuxPromise,
   ]);
   const fold = reading?.fold;
   const gitOk = git.state === "ok" ? git : undefined;
+  const handoff = await readHandoff(
+    config.handoff_path,
+    gitOk?.toplevel ?? null,
+    gitOk?.head ?? null,
+    env,
+  );
   const runs = gitOk === undefined ? undefined : await reader?.checkRuns(gitOk.toplevel);
   const local = gitOk === undefined ? undefined : localChecks(runs, ctx);
   const gh = github?.state === "ok" ? github : undefined;
@@ -263,10 +272,17 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
         : bridge === undefined
           ? "unknown"
           : { total: bridge.toolCount, pending: null, stale: null, lastTool: null },
+    // The session's own agent tree, then the panes of the dmux project it
+    // works in; unknown only when neither can be read.
     activeAgents:
-      reading === undefined
+      reading === undefined && dmux === undefined
         ? "unknown"
-        : sessionWorkers(reading, place).slice(0, MAX_HUD_AGENTS).map(hudAgent),
+        : [
+            ...(reading === undefined ? [] : sessionWorkers(reading, place)),
+            ...(dmux?.panes.map((p) => dmuxWorker(dmux, p)) ?? []),
+          ]
+            .slice(0, MAX_HUD_AGENTS)
+            .map(hudAgent),
     todos:
       todos !== undefined
         ? { inProgress: todos.inProgress, counts: { ...todos.counts } }
@@ -350,13 +366,7 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
         repo: gitOk?.repoSlug ?? synced?.facts.repo ?? null,
         latestPullRequest: gh?.latestPullRequest ?? branchPr ?? null,
       },
-      handoff:
-        config.handoff_path === undefined
-          ? { path: null, written: null }
-          : {
-              path: config.handoff_path,
-              written: handoffWritten(config.handoff_path, target.session?.connected_at, env),
-            },
+      handoff: handoff ?? { path: null, written: null },
     },
   };
   return {
@@ -369,6 +379,15 @@ async function collect(ctx: SessionContext, places: HudPlaces): Promise<HudResul
     reading,
     gateway,
   };
+}
+
+/** The dmux project at or above `dir` (the repository's main checkout, where
+ * dmux keeps it); undefined when there is none or its config cannot be read
+ * — the HUD then lists no panes rather than failing. */
+async function dmuxAround(dir: string): Promise<DmuxProject | undefined> {
+  const root = await findDmuxRoot(dir);
+  if (root === undefined) return undefined;
+  return readDmuxProject(root).catch(() => undefined);
 }
 
 /** File reservations (DR-0041) around the target: those it holds, and other
@@ -477,22 +496,4 @@ function localChecks(
   }
   for (const r of byName.values()) out.push({ name: r.name, command: r.command, status: r.status });
   return out;
-}
-
-/** Whether the handoff file was written after the session connected: false
- * when it does not exist, null when the session's start is unknown. */
-export function handoffWritten(
-  path: string,
-  connectedAt: number | undefined,
-  env: NodeJS.ProcessEnv,
-): boolean | null {
-  const expanded =
-    path === "~" || path.startsWith("~/") ? join(env.HOME || homedir(), path.slice(1)) : path;
-  let mtime: number;
-  try {
-    mtime = statSync(expanded).mtimeMs;
-  } catch {
-    return false;
-  }
-  return connectedAt === undefined ? null : mtime > connectedAt;
 }

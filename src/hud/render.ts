@@ -158,7 +158,7 @@ export function renderHud(p: HudStatus, extras: RenderExtras = {}): string {
     "",
     missing(linear?.project)
       ? `Linear ${NA}`
-      : `Linear ${linear?.project} (health ${field(linear?.health)})`,
+      : `Linear ${linear?.project} (health ${field(linear?.health)})${linear?.issueCapacityBlocked === true ? " — issue creation blocked: workspace capacity" : ""}`,
   );
   return lines.join("\n");
 }

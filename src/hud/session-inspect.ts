@@ -3,14 +3,24 @@ import { basename, join, resolve } from "node:path";
 import { type EccSession, SESSION_SCHEMA, type SessionWorker } from "../contract/ecc/session.js";
 import { ContractError } from "../contract/errors.js";
 import type { MirroredSession } from "../store/ecc-sessions.js";
+import {
+  DMUX_SESSION_NAME,
+  dmuxLiveness,
+  dmuxProjectState,
+  dmuxRootOfSession,
+  dmuxWorker,
+  findDmuxRoot,
+  readDmuxProject,
+} from "./dmux.js";
 import { readSession } from "./session-reading.js";
 import { sessionWorkers } from "./workers.js";
 
 // `ccmsg session-inspect <target>` (ecc-surfaces §2.4): one session as
-// `ecc.session.v1`. Two adapters: `claude-history` reads the session files
-// ECC's hooks leave in `<claude config dir>/session-data/`, and `ccmsg` reads
-// a session's transcript and its agent tree (sub-agents and teammates become
-// its workers).
+// `ecc.session.v1`. Three adapters: `claude-history` reads the session files
+// ECC's hooks leave in `<claude config dir>/session-data/`, `ccmsg` reads a
+// session's transcript and its agent tree (sub-agents and teammates become
+// its workers), and `dmux` reads a dmux project's config (its panes become
+// the workers).
 
 const NO_HISTORY = "No Claude session history found";
 
@@ -26,6 +36,17 @@ export const ADAPTERS = [
     description: "a session's transcript and agent tree (sub-agents and teammates are its workers)",
     targets: ["<sid>", "ccmsg:<sid>", "claude:<sid> (when it has no session file)"],
   },
+  {
+    id: "dmux",
+    description:
+      "a dmux project's <project root>/.dmux/dmux.config.json (its panes are the workers)",
+    targets: [
+      "dmux:<dir>",
+      "dmux:<dir>#<pane id|slug|tmux pane>",
+      "dmux: (this directory)",
+      "<dmux session name> (dmux-<project>-<hash>)",
+    ],
+  },
 ] as const;
 
 export type AdapterId = (typeof ADAPTERS)[number]["id"];
@@ -36,6 +57,8 @@ export interface InspectPlaces {
   cacheDir?: string;
   /** The mirrored session of a sid, when the store has it. */
   mirrored(sid: string): MirroredSession | undefined;
+  /** What a relative `dmux:` target is relative to (default: the process's). */
+  cwd?: string;
 }
 
 /** A session file's name: `YYYY-MM-DD-<id>-session.tmp`. */
@@ -54,6 +77,10 @@ export async function inspectTarget(
       "invalid_args",
       `no adapter "${adapter}" (have: ${ADAPTERS.map((a) => a.id).join(", ")})`,
     );
+  if (target.startsWith("dmux:") || DMUX_SESSION_NAME.test(target)) {
+    refuseAdapter(adapter, "dmux", target);
+    return dmuxSession(target, places.cwd ?? process.cwd());
+  }
   if (target.endsWith(".tmp")) {
     refuseAdapter(adapter, "claude-history", target);
     return historySession(resolve(target), { type: "session-file", value: target });
@@ -225,6 +252,56 @@ async function ccmsgSession(
       sourceTarget: { type: "ccmsg-session", value },
     },
     workers,
+  );
+}
+
+/** `dmux:<dir>[#<pane>]`: the project at or above `dir` (a pane's worktree
+ * finds its project), all its panes or the one named by id, slug or tmux
+ * pane id. `<dir>` may instead be the name dmux gave the project's tmux
+ * session (`dmux-<name>-<hash>`, also taken without `dmux:`), when no such
+ * directory exists. */
+async function dmuxSession(target: string, cwd: string): Promise<EccSession> {
+  const spec = target.startsWith("dmux:") ? target.slice("dmux:".length) : target;
+  const hash = spec.lastIndexOf("#");
+  const place = (hash < 0 ? spec : spec.slice(0, hash)) || ".";
+  const dir = resolve(cwd, place);
+  const paneName = hash < 0 ? undefined : spec.slice(hash + 1);
+  const asDir = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  const root =
+    !asDir && DMUX_SESSION_NAME.test(place)
+      ? await dmuxRootOfSession(place, cwd)
+      : await findDmuxRoot(dir);
+  if (root === undefined)
+    throw new ContractError(
+      "not_found",
+      !asDir && DMUX_SESSION_NAME.test(place)
+        ? `no dmux session ${place}: not the project around ${cwd}, and tmux knows no such session`
+        : `no dmux project at ${dir}: no .dmux/dmux.config.json there or above (run dmux in the repository first)`,
+    );
+  const project = await readDmuxProject(root);
+  const live = await dmuxLiveness(project);
+  let panes = project.panes;
+  if (paneName !== undefined) {
+    panes = panes.filter((p) => p.id === paneName || p.slug === paneName || p.paneId === paneName);
+    if (panes.length === 0)
+      throw new ContractError(
+        "not_found",
+        `no pane "${paneName}" in the dmux project at ${root} (panes: ${project.panes.map((p) => p.slug).join(", ") || "none"})`,
+      );
+  }
+  return document(
+    "dmux",
+    {
+      id: project.sessionName,
+      kind: "orchestrated",
+      state: dmuxProjectState(panes),
+      repoRoot: project.root,
+      sourceTarget: { type: paneName === undefined ? "dmux-project" : "dmux-pane", value: target },
+    },
+    panes.map((p) => dmuxWorker(project, p, live)),
   );
 }
 

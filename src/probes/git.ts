@@ -22,6 +22,9 @@ export interface GitFacts {
   mainRoot: string;
   /** Checked-out branch; null on a detached HEAD. */
   branch: string | null;
+  /** The commit checked out; null before the first commit (or when status
+   * failed). */
+  head: string | null;
   remoteUrl: string | null;
   /** `owner/name` of `origin`, when its URL names one. */
   repoSlug: string | null;
@@ -75,6 +78,7 @@ export async function probeGit(cwd: string, options: RunOptions = {}): Promise<G
     toplevel,
     mainRoot: mainWorktree(cwd, toplevel, common),
     branch: parsed?.branch ?? null,
+    head: parsed?.head ?? null,
     remoteUrl: url,
     repoSlug: url === null ? null : repoSlug(url),
     dirty: parsed?.dirty ?? null,
@@ -86,14 +90,19 @@ export async function probeGit(cwd: string, options: RunOptions = {}): Promise<G
 /** Branch, dirtiness and conflicted paths from `git status --porcelain=v2 --branch`. */
 export function parseStatus(out: string): {
   branch: string | null;
+  head: string | null;
   dirty: boolean;
   unmerged: string[];
 } {
   let branch: string | null = null;
+  let head: string | null = null;
   let dirty = false;
   const unmerged: string[] = [];
   for (const line of out.split("\n")) {
-    if (line.startsWith("# branch.head ")) {
+    if (line.startsWith("# branch.oid ")) {
+      const oid = line.slice("# branch.oid ".length).trim();
+      head = /^[0-9a-f]{7,64}$/.test(oid) ? oid : null; // "(initial)" before a commit
+    } else if (line.startsWith("# branch.head ")) {
       const head = line.slice("# branch.head ".length);
       branch = head === "(detached)" ? null : head;
     } else if (line.startsWith("u ")) {
@@ -105,7 +114,7 @@ export function parseStatus(out: string): {
       dirty = true;
     }
   }
-  return { branch, dirty, unmerged };
+  return { branch, head, dirty, unmerged };
 }
 
 /** `git worktree list --porcelain`: blocks separated by blank lines. */

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -5,7 +6,9 @@ import type { AddressInfo } from "node:net";
 // queries ccmsg sends (find a project by name; a project with a page of its
 // issues) in Linear's response shapes, refuses a wrong API key with 401 and
 // Linear's authentication error, and answers an unknown project with a
-// GraphQL `errors` list.
+// GraphQL `errors` list. `issueCreate` adds an issue to the project's first
+// team, or — once the workspace holds `issueLimit` issues — answers with
+// Linear's usage-limit refusal (test/fixtures/linear).
 
 export interface FakeLinearIssue {
   id: string;
@@ -25,7 +28,23 @@ export interface FakeLinearProject {
   health: string | null;
   lastUpdate: { id: string; createdAt: string; health: string } | null;
   issues: FakeLinearIssue[];
+  /** Default: one team, WID. */
+  teams?: { id: string; key: string }[];
 }
+
+export interface FakeLinearOptions {
+  /** The workspace's issue capacity (a free plan's): `issueCreate` is
+   * refused once every project together holds this many. */
+  issueLimit?: number;
+}
+
+/** Linear's refusal of `issueCreate` on a workspace at its plan's limit. */
+export const USAGE_LIMIT_REFUSAL = JSON.parse(
+  readFileSync(
+    new URL("../fixtures/linear/issue-create-usage-limit.json", import.meta.url),
+    "utf8",
+  ),
+) as { errors: { extensions: { userPresentableMessage: string } }[] };
 
 export interface FakeLinear {
   url: string;
@@ -55,7 +74,9 @@ const AUTH_ERROR = {
 export async function fakeLinear(
   token: string,
   projects: FakeLinearProject[],
+  options: FakeLinearOptions = {},
 ): Promise<FakeLinear> {
+  const teamsOf = (p: FakeLinearProject) => p.teams ?? [{ id: "team-wid", key: "WID" }];
   const requests: FakeLinear["requests"] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -75,6 +96,42 @@ export async function fakeLinear(
       if (req.method !== "POST") return send(405, { errors: [{ message: "Method not allowed" }] });
       if (req.headers.authorization !== token) return send(401, AUTH_ERROR);
       const v = body.variables ?? {};
+      if (/\bissueCreate\s*\(/.test(body.query)) {
+        const input = (v.input ?? {}) as { teamId?: string; projectId?: string; title?: string };
+        const p = projects.find((x) => x.id === input.projectId);
+        const team = p === undefined ? undefined : teamsOf(p).find((t) => t.id === input.teamId);
+        if (p === undefined || team === undefined || !input.title)
+          return send(200, {
+            errors: [
+              {
+                message: "Argument Validation Error",
+                extensions: { type: "invalid input", code: "INPUT_ERROR" },
+              },
+            ],
+            data: null,
+          });
+        const held = projects.reduce((n, x) => n + x.issues.length, 0);
+        if (options.issueLimit !== undefined && held >= options.issueLimit)
+          return send(200, USAGE_LIMIT_REFUSAL);
+        const number = 100 + held;
+        const identifier = `${team.key}-${number}`;
+        const issue: FakeLinearIssue = {
+          id: `issue-${number}`,
+          identifier,
+          title: input.title,
+          url: `https://linear.app/acme/issue/${identifier}`,
+          priority: 0,
+          updatedAt: new Date().toISOString(),
+          state: { name: "Backlog", type: "backlog" },
+          assignee: null,
+        };
+        p.issues.push(issue);
+        return send(200, {
+          data: {
+            issueCreate: { success: true, issue: { id: issue.id, identifier, url: issue.url } },
+          },
+        });
+      }
       if (/\bprojects\s*\(/.test(body.query)) {
         const name = String(v.name ?? "").toLowerCase();
         const nodes = projects
@@ -114,6 +171,7 @@ export async function fakeLinear(
               url: p.url,
               health: p.health,
               lastUpdate: p.lastUpdate,
+              teams: { nodes: teamsOf(p) },
               issues: {
                 nodes: page,
                 pageInfo: { hasNextPage: end < p.issues.length, endCursor: String(end) },

@@ -44,6 +44,8 @@ export interface MeshOptions {
   backoffMs?: number;
   /** Extra environment for every instance. */
   env?: Record<string, string>;
+  /** Extra environment for instance i (after `env`). */
+  envOf?: (i: number, home: Record<string, string>) => Record<string, string>;
   /** Leave mesh.json empty (a test adds peers itself). */
   noPeers?: boolean;
 }
@@ -170,6 +172,7 @@ export async function startMesh(n: number, opts: MeshOptions = {}): Promise<Test
     return {
       ...home.env,
       ...opts.env,
+      ...opts.envOf?.(i, home.env),
       CCMSG_TEST_MESH_HEARTBEAT_MS: String(opts.heartbeatMs ?? 200),
       CCMSG_TEST_MESH_DEAD_MS: String(opts.deadMs ?? 1000),
       CCMSG_TEST_MESH_BACKOFF_MS: String(opts.backoffMs ?? 150),

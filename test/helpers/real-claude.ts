@@ -41,25 +41,25 @@ export function claudeSetup(
   };
 }
 
-/** An interactive Claude Code in its own tmux server: read its screen, type
- * into it, and end it (the server and everything in it). */
-export class TmuxClaude {
+/** An interactive harness in its own tmux server: read its screen, type into
+ * it, and end it (the server and everything in it). */
+export class TmuxSession {
   private readonly tmux: string[];
 
-  /** With `paneKnown`, Claude Code keeps tmux's `TMUX` and `TMUX_PANE`, so its
-   * state file names the pane (as for a person who runs it in tmux). */
+  /** With `paneKnown`, the harness keeps tmux's `TMUX` and `TMUX_PANE`, so
+   * its state file names the pane (as for a person who runs it in tmux). */
   constructor(
     name: string,
     env: Record<string, string>,
     cwd: string,
-    args: string[],
+    argv: string[],
     options: { paneKnown?: boolean } = {},
   ) {
     this.tmux = ["-L", `${name}-${process.pid}`, "-f", "/dev/null"];
     const words = Object.entries(env).map(([k, v]) => shellWord(`${k}=${v}`));
     // Expanded by the pane's shell, which tmux started with them set.
     if (options.paneKnown === true) words.push('TMUX="$TMUX"', 'TMUX_PANE="$TMUX_PANE"');
-    const command = `exec env -i ${words.join(" ")} ${[CLAUDE, ...args].map(shellWord).join(" ")}`;
+    const command = `exec env -i ${words.join(" ")} ${argv.map(shellWord).join(" ")}`;
     execFileSync("tmux", [
       ...this.tmux,
       "new-session",
@@ -106,6 +106,19 @@ export class TmuxClaude {
     await until("the harness and its hooks to exit", () =>
       groups.some(groupAlive) ? undefined : true,
     );
+  }
+}
+
+/** An interactive Claude Code in its own tmux server. */
+export class TmuxClaude extends TmuxSession {
+  constructor(
+    name: string,
+    env: Record<string, string>,
+    cwd: string,
+    args: string[],
+    options: { paneKnown?: boolean } = {},
+  ) {
+    super(name, env, cwd, [CLAUDE, ...args], options);
   }
 }
 

@@ -7,6 +7,7 @@ import { ROOT } from "../helpers/instance.js";
 import { recordInput, seedStore, statuslineInput, TODOS, todoFile } from "./fixtures.js";
 import {
   fakeGh,
+  git,
   hudProblems,
   isMissing,
   makeRepo,
@@ -94,7 +95,9 @@ function richSetup() {
   recordInput(stateDir, statuslineInput(SID, repo));
   todoFile(claudeHome, SID, TODOS);
   writeFileSync(join(bridgeDir, `ecc-metrics-${SID}.json`), JSON.stringify({ tool_count: 18 }));
-  writeFileSync(join(home, "handoffs", "widgets.md"), "# handoff\n");
+  // The handoff names the commit checked out: written after the latest batch.
+  const head = git(repo, "rev-parse", "--short", "HEAD").trim();
+  writeFileSync(join(home, "handoffs", "widgets.md"), `# handoff\n\n**Commit:** ${head}\n`);
   const configPath = join(root, "config.json");
   writeFileSync(
     configPath,

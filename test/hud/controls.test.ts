@@ -10,6 +10,7 @@ const repo: GitFacts = {
   toplevel: "/src/widgets",
   mainRoot: "/src/widgets",
   branch: "main",
+  head: "0123456789abcdef0123456789abcdef01234567",
   remoteUrl: "git@github.com:acme/widgets.git",
   repoSlug: "acme/widgets",
   dirty: false,

@@ -19,6 +19,7 @@ describe("git facts of a worktree", () => {
       toplevel: repo,
       mainRoot: repo,
       branch: "main",
+      head: git(repo, "rev-parse", "HEAD").trim(),
       repoSlug: "acme/widgets",
       dirty: false,
       unmergedPaths: [],

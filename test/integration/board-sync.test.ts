@@ -4,7 +4,12 @@ import { delimiter, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stateFiles } from "../../src/state/paths.js";
-import { type FakeLinear, type FakeLinearProject, fakeLinear } from "../helpers/fake-linear.js";
+import {
+  type FakeLinear,
+  type FakeLinearProject,
+  fakeLinear,
+  USAGE_LIMIT_REFUSAL,
+} from "../helpers/fake-linear.js";
 import { defaultStateDir, isolatedHome, ROOT, runCli } from "../helpers/instance.js";
 
 // `ccmsg board sync github|linear` against a fake gh (recorded `gh … --json`
@@ -534,5 +539,68 @@ describe("ccmsg board sync linear", () => {
     expect(items(g.db).get("linear-WID-20")!.status).toBe("running");
     const text = await runCli(["status", "--text"], g.env);
     expect(text.stdout).toMatch(/Sync linear: .* FAILED at \S+ — cannot reach Linear/);
+  });
+});
+
+describe("ccmsg board sync linear --create: workspace issue capacity", () => {
+  it("a create refused for the usage limit sets issueCapacityBlocked; a create that works clears it", async () => {
+    const project: FakeLinearProject = structuredClone(PROJECT);
+    const workspace = { issueLimit: project.issues.length + 1 };
+    const fake = await fakeLinear("lin_api_good", [project], workspace);
+    try {
+      const g = ghHome();
+      g.config({ sync: { linear: { project: "Widgets v2", endpoint: fake.url } } });
+      const env = { ...g.env, LINEAR_API_KEY: "lin_api_good" };
+      const capacity = async () => {
+        const hud = ok(await runCli(["hud", "--json"], env, undefined, { cwd: g.root }));
+        return (hud.sync as Record<string, Record<string, unknown> | undefined>).Linear
+          ?.issueCapacityBlocked;
+      };
+      // Only reading: Linear never said, so the HUD does not know.
+      ok(await runCli(["board", "sync", "linear", "--json"], env));
+      expect(await capacity()).toBeNull();
+
+      // Room for one more: created in the project's team, read back onto the board.
+      const made = await runCli(
+        ["board", "sync", "linear", "--create", "Ship the HUD", "--text"],
+        env,
+      );
+      expect(made.code, made.stderr).toBe(0);
+      expect(made.stdout).toMatch(/^created WID-\d+ in Linear\n/);
+      const create = fake.requests.find((r) => /issueCreate/.test(r.body.query))!;
+      expect(create.body.variables).toEqual({
+        input: { teamId: "team-wid", projectId: project.id, title: "Ship the HUD" },
+      });
+      expect([...items(g.db).values()].map((i) => i.title)).toContain("Ship the HUD");
+      expect(await capacity()).toBe(false);
+
+      // The workspace is full: Linear's refusal is reported, the sync itself ran.
+      const refused = await runCli(
+        ["board", "sync", "linear", "--create", "One too many", "--json"],
+        env,
+      );
+      expect(refused.code).toBe(1);
+      const e = JSON.parse(refused.stderr).error as { code: string; msg: string };
+      expect(e.msg).toContain("the workspace's issue capacity is reached");
+      expect(e.msg).toContain(USAGE_LIMIT_REFUSAL.errors[0]!.extensions.userPresentableMessage);
+      expect(await capacity()).toBe(true);
+      const status = ok(await runCli(["status", "--json"], env));
+      expect((status.sync as Record<string, Record<string, unknown>>).linear).toMatchObject({
+        ok: true,
+      });
+      const text = await runCli(["hud", "--text"], env, undefined, { cwd: g.root });
+      expect(text.stdout).toContain("issue creation blocked: workspace capacity");
+
+      // A sync that creates nothing keeps what Linear last said.
+      ok(await runCli(["board", "sync", "linear", "--json"], env));
+      expect(await capacity()).toBe(true);
+
+      // Capacity freed (a plan upgrade): the next create works and clears it.
+      workspace.issueLimit = 1000;
+      ok(await runCli(["board", "sync", "linear", "--create", "After the upgrade", "--json"], env));
+      expect(await capacity()).toBe(false);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -390,7 +390,7 @@ describe("ccmsg session-inspect", () => {
       msg: "No Claude session history found",
     });
     const list = JSON.parse((await runCli(["session-inspect", "--list-adapters"], h.env)).stdout);
-    expect(list.map((a: { id: string }) => a.id)).toEqual(["claude-history", "ccmsg"]);
+    expect(list.map((a: { id: string }) => a.id)).toEqual(["claude-history", "ccmsg", "dmux"]);
   });
 });
 

@@ -166,19 +166,23 @@ function runHook(
   command: string,
   payload: string,
   env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string }> {
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     // PATH leads nowhere: the hook must find node and ccmsg by itself.
     const child = spawn("/bin/sh", ["-c", command], {
       env: { ...env, PATH: "/nonexistent" },
-      stdio: ["pipe", "pipe", "inherit"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
+    let stderr = "";
     child.stdout.on("data", (c: Buffer) => {
       stdout += c.toString();
     });
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.stdin.end(payload);
-    child.on("close", (code) => resolve({ code, stdout }));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -400,7 +404,9 @@ describe("generated hooks reach the instance without PATH", () => {
     );
     const b = await runHook(start, codexPayload, s.env);
     expect(b.code).toBe(0);
-    expect(JSON.parse(b.stdout)).toMatchObject({
+    // Nothing on stdout: Codex fails a hook whose JSON is not its own shape.
+    expect(b.stdout).toBe("");
+    expect(JSON.parse(b.stderr)).toMatchObject({
       greeted: true,
       sid: JSON.parse(codexPayload).session_id,
     });
@@ -455,7 +461,7 @@ describe("generated hooks reach the instance without PATH", () => {
       "utf8",
     );
     const a = await runHook(hook.command, payload, s.env);
-    expect(a).toEqual({ code: 0, stdout: "" });
+    expect(a).toEqual({ code: 0, stdout: "", stderr: "" });
   });
 });
 

@@ -1,10 +1,11 @@
-import { type ContractError, contractError } from "../../contract/errors.js";
+import { ContractError, contractError } from "../../contract/errors.js";
 import type { SyncResult } from "./apply.js";
 import type { SyncedItem } from "./merge.js";
 
 // `ccmsg board sync linear`: one Linear project read through Linear's GraphQL
-// API — its health, its latest project update, its issues as work items.
-// A personal API key is sent as the `Authorization` header (no "Bearer").
+// API — its health, its latest project update, its issues as work items —
+// and, with `--create`, one issue created in it first. A personal API key is
+// sent as the `Authorization` header (no "Bearer").
 
 export const LINEAR_ENDPOINT = "https://api.linear.app/graphql";
 export const LINEAR_TOKEN_ENV = "LINEAR_API_KEY";
@@ -36,6 +37,31 @@ const PROJECT = `query ProjectIssues($id: String!, $after: String) {
   }
 }`;
 
+const PROJECT_TEAM = `query ProjectTeam($id: String!) {
+  project(id: $id) { id name teams(first: 1) { nodes { id key } } }
+}`;
+
+const CREATE_ISSUE = `mutation CreateIssue($input: IssueCreateInput!) {
+  issueCreate(input: $input) { success issue { id identifier url } }
+}`;
+
+/** Linear's error type for a refusal on the workspace's plan limits (the
+ * SDK's `LinearErrorType.UsageLimitExceeded`, linear/linear
+ * packages/sdk/src/error.ts), and the code beside it. */
+export const LINEAR_USAGE_LIMIT_TYPE = "usage limit exceeded";
+export const LINEAR_USAGE_LIMIT_CODE = "USAGE_LIMIT_EXCEEDED";
+
+/** The last issue creation a sync asked of Linear, and what it answered. */
+export interface LinearCreateOutcome {
+  at: string;
+  /** `created`, or `capacity-blocked` when Linear refused for the
+   * workspace's usage limit. */
+  outcome: "created" | "capacity-blocked";
+  identifier: string | null;
+  /** What Linear said, when it refused. */
+  message: string | null;
+}
+
 /** What the HUD reads from the last Linear sync (`sync.Linear`). */
 export interface LinearSyncFacts {
   project: string;
@@ -43,9 +69,12 @@ export interface LinearSyncFacts {
   /** `onTrack` / `atRisk` / `offTrack`, or null when never set. */
   health: string | null;
   latestStatusUpdateId: string | null;
-  /** Linear's read API says nothing of workspace issue capacity, and this
-   * sync creates no issues, so it never learns it: always null (DR-0040). */
-  issueCapacityBlocked: null;
+  /** From the last issue creation (this run's or an earlier one's): true
+   * when Linear refused it for workspace capacity, false once one was
+   * created; null while no sync ever created one — reading says nothing of
+   * capacity (DR-0066). */
+  issueCapacityBlocked: boolean | null;
+  lastCreate: LinearCreateOutcome | null;
   issueCount: number;
 }
 
@@ -57,6 +86,11 @@ export interface LinearSyncOptions {
   progress(stage: string): void;
   /** The board's open items a Linear sync wrote for a project (by id). */
   openOnBoard(projectId: string): Promise<string[]> | string[];
+  /** An issue to create in the project before it is read. */
+  create?: { title: string; description?: string };
+  /** The last creation an earlier sync recorded: capacity carries over runs
+   * that create nothing. */
+  lastCreate?: LinearCreateOutcome | null;
 }
 
 type Json = Record<string, unknown>;
@@ -65,8 +99,27 @@ function failed(msg: string): ContractError {
   return contractError("internal_error", msg);
 }
 
-/** One GraphQL request; HTTP failures and GraphQL `errors` throw. The token
- * never appears in a message. */
+/** Linear refused (HTTP or GraphQL `errors`): a failed sync like any other,
+ * carrying each error's `extensions` type and code for the callers that tell
+ * refusals apart. */
+class LinearRefusal extends ContractError {
+  constructor(
+    message: string,
+    readonly kinds: { type: string | null; code: string | null; message: string | null }[],
+  ) {
+    super("internal_error", message);
+  }
+
+  /** Refused for the workspace's plan limit (a free workspace's issues). */
+  get usageLimit(): boolean {
+    return this.kinds.some(
+      (k) => k.type === LINEAR_USAGE_LIMIT_TYPE || k.code === LINEAR_USAGE_LIMIT_CODE,
+    );
+  }
+}
+
+/** One GraphQL request; HTTP failures and GraphQL `errors` throw (the
+ * latter as a LinearRefusal). The token never appears in a message. */
 async function graphql(
   endpoint: string,
   token: string,
@@ -98,11 +151,23 @@ async function graphql(
   const first = errors
     .map((e) => (typeof e?.message === "string" ? e.message : ""))
     .find((m) => m !== "");
+  const kinds = errors.map((e) => {
+    const ext = (
+      typeof e?.extensions === "object" && e.extensions !== null ? e.extensions : {}
+    ) as Json;
+    return {
+      type: str(ext.type),
+      code: str(ext.code),
+      message: str(ext.userPresentableMessage) ?? str(e?.message),
+    };
+  });
   if (!res.ok)
-    throw failed(
+    throw new LinearRefusal(
       `Linear answered HTTP ${res.status}${first ? `: ${first}` : ""}${res.status === 401 ? " (check the API key)" : ""}`,
+      kinds,
     );
-  if (errors.length > 0) throw failed(`Linear GraphQL error: ${first ?? "unnamed error"}`);
+  if (errors.length > 0)
+    throw new LinearRefusal(`Linear GraphQL error: ${first ?? "unnamed error"}`, kinds);
   if (body === undefined || typeof body.data !== "object" || body.data === null)
     throw failed("Linear answered without data");
   return body.data as Json;
@@ -167,6 +232,42 @@ function issueItem(project: { id: string; name: string }, n: Json): SyncedItem |
   };
 }
 
+/** Create one issue in the project (in its first team). A refusal for the
+ * workspace's usage limit is an outcome, not a failure: the sync goes on and
+ * records it. Any other refusal fails the sync. */
+async function createIssue(
+  endpoint: string,
+  token: string,
+  projectId: string,
+  issue: { title: string; description?: string },
+  progress: (stage: string) => void,
+): Promise<LinearCreateOutcome> {
+  progress(`creating issue "${issue.title}"`);
+  const data = await graphql(endpoint, token, PROJECT_TEAM, { id: projectId });
+  const p = data.project as Json | null;
+  const team = (((p?.teams as Json | undefined)?.nodes ?? []) as Json[])[0];
+  if (p == null) throw failed(`no Linear project with id ${projectId}`);
+  if (team === undefined)
+    throw failed(`the Linear project ${String(p.name)} has no team to create issues in`);
+  const input: Json = { teamId: String(team.id), projectId, title: issue.title };
+  if (issue.description !== undefined) input.description = issue.description;
+  const at = new Date().toISOString();
+  try {
+    const made = await graphql(endpoint, token, CREATE_ISSUE, { input });
+    const payload = made.issueCreate as Json | null;
+    if (payload?.success !== true) throw failed("Linear did not create the issue (success: false)");
+    const identifier = str((payload.issue as Json | null)?.identifier);
+    return { at, outcome: "created", identifier, message: null };
+  } catch (error) {
+    if (error instanceof LinearRefusal && error.usageLimit) {
+      const said = error.kinds.find((k) => k.message !== null)?.message ?? error.message;
+      progress(`Linear refused the issue: ${said}`);
+      return { at, outcome: "capacity-blocked", identifier: null, message: said };
+    }
+    throw error;
+  }
+}
+
 /** Read everything a Linear sync writes. */
 export async function readLinear(o: LinearSyncOptions): Promise<SyncResult> {
   const startedAt = new Date().toISOString();
@@ -185,6 +286,10 @@ export async function readLinear(o: LinearSyncOptions): Promise<SyncResult> {
       throw failed(`more than one Linear project named "${o.project}"; give its id`);
     id = String(nodes[0]!.id);
   }
+  const lastCreate =
+    o.create === undefined
+      ? (o.lastCreate ?? null)
+      : await createIssue(endpoint, token, id, o.create, o.progress);
   const items: SyncedItem[] = [];
   let project: Json | undefined;
   let after: string | null = null;
@@ -215,7 +320,8 @@ export async function readLinear(o: LinearSyncOptions): Promise<SyncResult> {
     projectId: String(p.id),
     health: str(p.health) ?? str(lastUpdate?.health),
     latestStatusUpdateId: str(lastUpdate?.id),
-    issueCapacityBlocked: null,
+    issueCapacityBlocked: lastCreate === null ? null : lastCreate.outcome === "capacity-blocked",
+    lastCreate,
     issueCount: items.length,
   };
   o.progress(`${items.length} issues in ${facts.project}`);

@@ -2,10 +2,15 @@ import type { CcmsgConfig } from "../../config/config.js";
 import { isDoneStatus } from "../../contract/ecc/lanes.js";
 import { ContractError, contractError } from "../../contract/errors.js";
 import type { Db } from "../../store/database.js";
-import type { SyncSource } from "../../store/sync-runs.js";
+import { SyncRunsStore, type SyncSource } from "../../store/sync-runs.js";
 import type { SyncApplied, SyncResult } from "./apply.js";
 import { type BoardGithubItem, GITHUB_SYNCED_BY, readGithub } from "./github.js";
-import { LINEAR_SYNCED_BY, readLinear } from "./linear.js";
+import {
+  LINEAR_SYNCED_BY,
+  type LinearCreateOutcome,
+  type LinearSyncFacts,
+  readLinear,
+} from "./linear.js";
 
 // One board sync, whoever runs it (the CLI on demand, the instance on its
 // interval): resolve what to read from the request and the config, read it
@@ -16,6 +21,8 @@ export interface SyncRequest {
   source: SyncSource;
   repo?: string;
   project?: string;
+  /** Linear only: an issue to create in the project before it is read. */
+  create?: { title: string; description?: string };
 }
 
 export interface SyncDeps {
@@ -25,6 +32,8 @@ export interface SyncDeps {
   progress(stage: string): void;
   openOnBoard(repo: string): Promise<BoardGithubItem[]> | BoardGithubItem[];
   linearOnBoard(projectId: string): Promise<string[]> | string[];
+  /** The last issue creation a Linear sync recorded (linearLastCreate). */
+  linearLastCreate(): Promise<LinearCreateOutcome | null> | LinearCreateOutcome | null;
   apply(result: SyncResult): Promise<SyncApplied>;
   fail(f: {
     source: SyncSource;
@@ -75,6 +84,8 @@ export async function runSync(req: SyncRequest, deps: SyncDeps): Promise<SyncRep
       env: deps.env,
       progress: deps.progress,
       openOnBoard: deps.linearOnBoard,
+      ...(req.create === undefined ? {} : { create: req.create }),
+      lastCreate: await deps.linearLastCreate(),
     });
   }
   let result: SyncResult;
@@ -123,6 +134,16 @@ export function githubOpenOnBoard(db: Db, repo: string): BoardGithubItem[] {
       ? [{ id: r.id, type: r.type, number: r.number }]
       : [],
   );
+}
+
+/** The issue creation the last Linear sync recorded, carried into the next
+ * run (capacity is the workspace's, whichever project was synced). */
+export function linearLastCreate(db: Db): LinearCreateOutcome | null {
+  const facts = new SyncRunsStore(db).get("linear")?.facts as
+    | Partial<LinearSyncFacts>
+    | null
+    | undefined;
+  return facts?.lastCreate ?? null;
 }
 
 /** The board's open items a Linear sync wrote for a project. */

@@ -51,18 +51,27 @@ const HOOKS = [
     verb: "hello",
     timeout: 10,
   },
-  { event: "UserPromptSubmit", name: "user-prompt-submit", verb: "inbox", timeout: 10 },
+  {
+    event: "UserPromptSubmit",
+    name: "user-prompt-submit",
+    verb: "inbox",
+    timeout: 10,
+  },
   // Codex cannot be woken once idle: messages that arrived during a turn keep
   // it going at its end (a Stop hook's `decision: "block"`).
   { event: "Stop", name: "stop", verb: "inbox", timeout: 10 },
-  { event: "SessionEnd", name: "session-end", verb: "stopping", timeout: 3 },
+  {
+    event: "SessionEnd",
+    name: "session-end",
+    verb: "stopping",
+    timeout: 3,
+  },
   // The attention queue (DR-0062): the hook asks the instance and waits for
   // the person's answer; its timeout follows the hold (codexHooks).
   {
     event: "PermissionRequest",
     name: "permission-request",
     verb: "attention",
-    args: ["--harness", "codex"],
   },
 ] as const;
 
@@ -71,20 +80,16 @@ const scriptPath = (stateDir: string, name: string) =>
 
 /** A script that runs ccmsg as the Codex thread. Claude Code's variables are
  * dropped: a Codex started inside Claude Code inherits them, and they would
- * make ccmsg greet Claude's instance as Claude's session. */
-function script(
-  ctx: PluginContext,
-  home: string,
-  event: string,
-  verb: string,
-  args: readonly string[] = [],
-): string {
+ * make ccmsg greet Claude's instance as Claude's session. Codex gives a hook
+ * no thread variable, so `--harness codex` says whose it is (the payload
+ * names the thread), and Codex's stricter reading of a hook's output. */
+function script(ctx: PluginContext, home: string, event: string, verb: string): string {
   return [
     "#!/bin/sh",
     `# Codex ${event} hook, written by \`ccmsg plugin install codex\`: runs \`ccmsg ${verb} --hook\`.`,
     "exec /usr/bin/env -u CLAUDE_CONFIG_DIR -u CLAUDE_CODE_SESSION_ID -u CLAUDE_PROJECT_DIR \\",
     `  CODEX_HOME=${shellWord(home)} \\`,
-    `  ${commandLine(ctx.inv, [verb, "--hook", ...args, ...ctx.stateDirArgs])}`,
+    `  ${commandLine(ctx.inv, [verb, "--hook", "--harness", "codex", ...ctx.stateDirArgs])}`,
     "",
   ].join("\n");
 }
@@ -113,7 +118,7 @@ export function codexFiles(ctx: PluginContext): Desired[] {
         path: scriptPath(ctx.stateDir, h.name),
         strategy: "owned",
         mode: 0o755,
-        content: () => script(ctx, home, h.event, h.verb, "args" in h ? h.args : []),
+        content: () => script(ctx, home, h.event, h.verb),
       }),
     ),
     {

@@ -81,7 +81,7 @@ export class BoardSyncScheduler {
   private async run(source: SyncSource): Promise<void> {
     const { log } = this.deps;
     try {
-      const { runSync, githubOpenOnBoard, linearOpenOnBoard } = await syncCode();
+      const { runSync, githubOpenOnBoard, linearOpenOnBoard, linearLastCreate } = await syncCode();
       const report = await runSync(
         { source },
         {
@@ -92,6 +92,7 @@ export class BoardSyncScheduler {
           progress: () => {},
           openOnBoard: (repo) => githubOpenOnBoard(this.deps.db, repo),
           linearOnBoard: (id) => linearOpenOnBoard(this.deps.db, id),
+          linearLastCreate: () => linearLastCreate(this.deps.db),
           apply: async (result) => {
             const applied = (await this.mutate("sync", result)) as SyncApplied;
             if (applied.changed.length > 0) this.deps.changed(applied.changed);
