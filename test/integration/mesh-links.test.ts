@@ -120,11 +120,15 @@ describe("mesh links", () => {
         // The socket of the kept link runs through the dialer's proxy.
         const [dialer, other] = p.direction === "out" ? [i, j] : [j, i];
         expect(mesh.connections(dialer, other)).toBe(1);
-        // Where both dials were verified, the lower endpoint's was kept.
-        const glared = mesh.instances[i]!.log().some(
-          (l) => l.msg === "mesh link up" && l.glare === true && l.endpoint === p.endpoint,
+        // Where both dials were verified, the lower endpoint's was kept —
+        // unless a link of the pair went down since for another reason (a
+        // heartbeat missed under load): the link now is a later dial's.
+        const log = mesh.instances[i]!.log().filter((l) => l.endpoint === p.endpoint);
+        const glared = log.some((l) => l.msg === "mesh link up" && l.glare === true);
+        const lost = log.some(
+          (l) => l.msg === "mesh link down" && l.why !== "duplicate link (glare)",
         );
-        if (glared) expect(mesh.endpoints[dialer]! < mesh.endpoints[other]!).toBe(true);
+        if (glared && !lost) expect(mesh.endpoints[dialer]! < mesh.endpoints[other]!).toBe(true);
       }
     }
   });
