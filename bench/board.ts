@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { upsertWorkItem } from "../src/board/board.js";
-import { openStateStore } from "../src/store/state-store.js";
+import { openStateStore } from "../src/store/migrated-store.js";
 import { CLI, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 

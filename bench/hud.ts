@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EccSessionsStore } from "../src/store/ecc-sessions.js";
-import { openStateStore } from "../src/store/state-store.js";
+import { openStateStore } from "../src/store/migrated-store.js";
 import { WorkItemsStore } from "../src/store/work-items.js";
 import { CLI } from "./daemon.js";
 import { median, round } from "./measure.js";

@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import { ContractError, type FailureCode } from "../contract/errors.js";
-import { openStateStore, type StateStore } from "../store/state-store.js";
+import { openStateStore } from "../store/migrated-store.js";
+import type { StateStore } from "../store/state-store.js";
 import { claimWorkItem, moveWorkItem, upsertWorkItem } from "./board.js";
 import { applySync, recordSyncFailure, type SyncResult } from "./sync/apply.js";
 

@@ -12,7 +12,7 @@ import { ContractError } from "../contract/errors.js";
 import { configFile, resolveStateDir, stateFiles } from "../state/paths.js";
 import { ensureStateDir } from "../state/state-dir.js";
 import { isEccStateStore } from "../store/ecc-state-store.js";
-import { openStateStore } from "../store/state-store.js";
+import { openStateStore } from "../store/migrated-store.js";
 import { parse, wantsJson } from "./options.js";
 
 const USAGE =

@@ -87,7 +87,7 @@ interface RunLog {
 async function fileRuns(stateDirFlag: string | undefined): Promise<RunLog> {
   const stateDir = resolveStateDir(stateDirFlag);
   ensureStateDir(stateDir);
-  const { openStateStore } = await import("../store/state-store.js");
+  const { openStateStore } = await import("../store/migrated-store.js");
   const { CheckRunsStore } = await import("../store/check-runs.js");
   const store = openStateStore(stateFiles(stateDir).database);
   const runs = new CheckRunsStore(store.db);

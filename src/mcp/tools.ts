@@ -80,7 +80,7 @@ function reservationsTurn<T>(
 
 /** Open the state store for one board call (the CLI's rules and locks). */
 async function withBoard<T>(ctx: ToolContext, use: (store: StateStore) => T): Promise<T> {
-  const { openStateStore } = await import("../store/state-store.js");
+  const { openStateStore } = await import("../store/migrated-store.js");
   const store = openStateStore(stateFiles(resolveStateDir(ctx.flags["state-dir"])).database);
   try {
     return use(store);

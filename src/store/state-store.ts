@@ -1,15 +1,6 @@
 import { existsSync } from "node:fs";
 import { ContractError, contractError, STATE_STORE_BUSY } from "../contract/errors.js";
-import {
-  BUSY_TIMEOUT_MS,
-  type Db,
-  damagedDatabase,
-  isBusyError,
-  isDamagedError,
-  openDatabase,
-} from "./database.js";
-import { migrate } from "./migrate.js";
-import { MIGRATIONS } from "./migrations/index.js";
+import { type Db, damagedDatabase, isBusyError, isDamagedError, openDatabase } from "./database.js";
 
 /**
  * Another operation held the database's write lock for the whole wait (5 s):
@@ -74,19 +65,6 @@ export interface StateStore {
 
 export interface StoreOptions {
   busyTimeoutMs?: number;
-}
-
-/** Open (and bring up to date) the store for writing. `:memory:` leaves no
- * files. Any process may do this; every writer gets the same busy rules. */
-export function openStateStore(path: string, options: StoreOptions = {}): StateStore {
-  const db = openDatabase(path, { busyTimeoutMs: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
-  try {
-    busy(path, () => migrate(db, MIGRATIONS));
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-  return stateStoreOver(db, path);
 }
 
 /**

@@ -2,7 +2,7 @@
 // opens the store, reports "open", waits for "go" (an IPC barrier, so all
 // writers start together), writes `count` items and reports "done".
 import { upsertWorkItem } from "../../dist/board/board.js";
-import { openStateStore } from "../../dist/store/state-store.js";
+import { openStateStore } from "../../dist/store/migrated-store.js";
 
 const [dbPath, prefix, count] = process.argv.slice(2);
 const store = openStateStore(dbPath);

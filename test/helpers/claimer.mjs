@@ -5,9 +5,9 @@
 // synchronous) and reports which it won and which were refused.
 import { claimWorkItem } from "../../dist/board/board.js";
 import { claimWorkItemPg } from "../../dist/board/pg-board.js";
+import { openStateStore } from "../../dist/store/migrated-store.js";
 import { PgBoardStore } from "../../dist/store/pg/board-store.js";
 import { isPostgresUrl } from "../../dist/store/pg/url.js";
-import { openStateStore } from "../../dist/store/state-store.js";
 
 const [location, owner, prefix, count, concurrency] = process.argv.slice(2);
 const pg = isPostgresUrl(location);

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { CommitQueue } from "../../src/store/commit-queue.js";
 import { InboxStore } from "../../src/store/inbox.js";
-import { openStateStore, type StateStore } from "../../src/store/state-store.js";
+import { openStateStore } from "../../src/store/migrated-store.js";
+import type { StateStore } from "../../src/store/state-store.js";
 
 /** Inbox rows as the instance stored them, read through SQLite itself. */
 export function inboxRows(

@@ -5,7 +5,7 @@ import { stateFiles } from "../../src/state/paths.js";
 import { CheckRunsStore } from "../../src/store/check-runs.js";
 import { EccSessionsStore, type MirroredSession } from "../../src/store/ecc-sessions.js";
 import { KvStore } from "../../src/store/kv.js";
-import { openStateStore } from "../../src/store/state-store.js";
+import { openStateStore } from "../../src/store/migrated-store.js";
 import { WorkItemsStore } from "../../src/store/work-items.js";
 
 // Filling a state store the way the instance and `ccmsg board` / `check run`

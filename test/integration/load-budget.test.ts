@@ -29,12 +29,13 @@ const ALWAYS = /^src\/store\/pg\/url\.ts$/;
 /** Bundle bytes each hot command may load: its figure when this test was
  * written, plus a little (a growth past it is a decision, not an accident). */
 const BUDGET_KB: Record<string, number> = {
-  // 84 KB since the attention grants (stop 32): to be cut back to 80 (issue 26).
-  status: 85,
-  statusline: 88,
-  "inbox --hook": 99,
+  // 84 KB since the attention grants (stop 32); 64 once a reader no longer
+  // loads the migrations (migrated-store.ts, issue 26).
+  status: 65,
+  statusline: 84,
+  "inbox --hook": 88,
   // The client alone: no schema library (issue 26).
-  post: 106, // 104, then the help of `attention` (issue 27)
+  post: 99,
 };
 
 describe("what start loads", () => {

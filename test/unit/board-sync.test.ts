@@ -5,7 +5,7 @@ import { closeSynced, mergeSynced, type SyncedItem } from "../../src/board/sync/
 import { checkConfig } from "../../src/config/config.js";
 import type { WorkItem } from "../../src/contract/ecc/board.js";
 import { checksState, mergeClass } from "../../src/contract/ecc/merge-queue.js";
-import { openStateStore } from "../../src/store/state-store.js";
+import { openStateStore } from "../../src/store/migrated-store.js";
 import { SyncRunsStore } from "../../src/store/sync-runs.js";
 import { WorkItemsStore } from "../../src/store/work-items.js";
 

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { STATE_STORE_BUSY } from "../../src/contract/errors.js";
 import { CommitQueue, type CommitQueueOptions } from "../../src/store/commit-queue.js";
-import { openStateStore, type StateStore } from "../../src/store/state-store.js";
+import { openStateStore } from "../../src/store/migrated-store.js";
+import type { StateStore } from "../../src/store/state-store.js";
 
 const dirs: string[] = [];
 const stores: StateStore[] = [];

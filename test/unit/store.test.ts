@@ -16,13 +16,9 @@ import { upsertWorkItem } from "../../src/board/board.js";
 import { ContractError, STATE_STORE_BUSY } from "../../src/contract/errors.js";
 import { openDatabase } from "../../src/store/database.js";
 import { migrate } from "../../src/store/migrate.js";
+import { openStateStore } from "../../src/store/migrated-store.js";
 import { MIGRATIONS } from "../../src/store/migrations/index.js";
-import {
-  busy,
-  isStoreBusy,
-  openStateStore,
-  openStateStoreReadOnly,
-} from "../../src/store/state-store.js";
+import { busy, isStoreBusy, openStateStoreReadOnly } from "../../src/store/state-store.js";
 import { WorkItemsStore } from "../../src/store/work-items.js";
 
 const dirs: string[] = [];

@@ -7,8 +7,9 @@ import { EccSessionsStore } from "../../store/ecc-sessions.js";
 import { InboxStore } from "../../store/inbox.js";
 import { KvStore } from "../../store/kv.js";
 import { LastLiveStore } from "../../store/last-live.js";
+import { openStateStore } from "../../store/migrated-store.js";
 import { NotificationsStore } from "../../store/notifications.js";
-import { openStateStore, type StateStore } from "../../store/state-store.js";
+import type { StateStore } from "../../store/state-store.js";
 
 /** The instance's one SQLite file and the table families on it. */
 export interface InstanceStore {
