@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { shellWord } from "../../src/harness/plugin/command-line.js";
+import { FakeModel } from "../helpers/fake-model.js";
 import {
   FakeResponses,
   lastUserText,
@@ -12,16 +13,24 @@ import {
 import { CLI, ROOT, runCli } from "../helpers/instance.js";
 import { startMesh } from "../helpers/mesh.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
-import { TmuxSession, until } from "../helpers/real-claude.js";
+import {
+  claudeSetup,
+  idleSessionState,
+  TmuxClaude,
+  TmuxSession,
+  until,
+} from "../helpers/real-claude.js";
 
 // The REAL Codex CLI (npm @openai/codex 0.169.0, harness spec §11) in tmux
 // against a scripted Responses API on loopback, with ccmsg's Codex wiring as
-// `ccmsg plugin install codex` writes it: Codex accepts the hooks, a person
-// trusts them (through Codex's own app-server, the path its /hooks screen
-// takes), the session is present from its files, a message from a session
-// on another instance (a Claude Code home's, linked by the mesh as on any
-// machine running both) reaches the Codex model through `codex queue`, the
-// answer it runs comes back, and quitting leaves the session paused.
+// `ccmsg plugin install codex` writes it, and the REAL Claude Code beside it
+// on its own home's instance, the two linked by the mesh as on any machine
+// running both (DR-0067): Codex accepts the hooks, a person trusts them
+// (through Codex's own app-server, the path its /hooks screen takes), the
+// session is present from its files, the Claude Code session's `ccmsg post`
+// reaches the Codex model through `codex queue`, the `ccmsg reply` it runs
+// reaches the Claude Code model through its messaging socket, and quitting
+// leaves the Codex session paused.
 
 const BIN = join(ROOT, "node_modules", ".bin");
 const CODEX = join(BIN, "codex");
@@ -88,7 +97,7 @@ async function trustHooks(env: Record<string, string>, cwd: string) {
 }
 
 describe("the real Codex with ccmsg's wiring", () => {
-  it("installs, is present, gets a message from another instance's session, answers it, and ends paused", async () => {
+  it("installs, is present, gets a message from a real Claude Code session, its answer reaches that session's model, and it ends paused", async () => {
     // Instance 0 serves a Claude Code home, instance 1 the Codex home.
     const mesh = await startMesh(2, {
       envOf: (i, home): Record<string, string> =>
@@ -112,20 +121,55 @@ describe("the real Codex with ccmsg's wiring", () => {
     mkdirSync(cwd, { recursive: true });
     mkdirSync(codexHome, { recursive: true });
 
-    // A session of the Claude home, listening to its inbox.
-    const A = newSid();
-    const a = await Peer.unix(claudeSide.socket);
-    cleanups.push(() => a.close());
-    await a.helloSession(A, { cwd: "/work/api", title: "reviewer" });
-    await a.subscribe("inbox");
+    // A real Claude Code session of the Claude home. Its model, asked to,
+    // posts to the Codex thread through the Bash tool; a message it receives
+    // (route (a), its messaging socket) it acknowledges.
+    const claudeHome = claudeSide.env.CLAUDE_CONFIG_DIR!;
+    const claudeCwd = join(claudeSide.env.HOME!, "api");
+    mkdirSync(claudeCwd, { recursive: true });
+    let thread = "";
+    const claudeModel = await FakeModel.start((req) => {
+      // The last user message: Claude Code may end a request with a system one.
+      const messages = (req.body.messages ?? []) as { role?: string }[];
+      const last = JSON.stringify(messages.filter((m) => m.role === "user").at(-1) ?? "");
+      if (last.includes('"tool_result"')) return { text: "asked" };
+      if (!last.includes("ask codex")) return { text: "noted" };
+      const post = [process.execPath, CLI, "post", thread, "please rebase onto main"];
+      const command = [...post, "--state-dir", claudeSide.stateDir].map(shellWord).join(" ");
+      return { tool: { name: "Bash", input: { command, description: "ask codex" } } };
+    });
+    cleanups.push(() => claudeModel.close());
+    const claudeEnv = claudeSetup(
+      { HOME: claudeSide.env.HOME!, CLAUDE_CONFIG_DIR: claudeHome },
+      claudeCwd,
+      claudeModel.url,
+      { XDG_RUNTIME_DIR: claudeSide.env.XDG_RUNTIME_DIR! },
+    );
+    const claude = new TmuxClaude("ccmsg-codex-peer", claudeEnv, claudeCwd, [
+      "--permission-mode",
+      "default",
+      "--allowedTools",
+      "Bash",
+    ]);
+    cleanups.push(() => claude.kill());
+    const A = (await idleSessionState(claudeHome)).sessionId as string;
 
-    // The Codex model: a turn that received a ccmsg message answers it with
-    // `ccmsg reply` through its exec_command tool; the tool's output ends it.
+    // The Codex model: a turn that received a ccmsg message answers it as
+    // the message says to (`Reply with: ccmsg reply <mid> --to <sid> <text>`)
+    // through its exec_command tool; the tool's output ends the turn.
     const script = (req: ResponsesRequest) => {
       if (toolOutput(req) !== undefined) return { text: "replied" };
-      const mid = /ccmsg-mid="([^"]+)"/.exec(lastUserText(req))?.[1];
-      if (mid === undefined) return { text: "ready" };
-      const reply = [process.execPath, CLI, "reply", mid, "--to", A, "on it, rebasing now"];
+      const how = /Reply with: ccmsg reply (\S+) --to (\S+)/.exec(lastUserText(req));
+      if (how === null) return { text: "ready" };
+      const reply = [
+        process.execPath,
+        CLI,
+        "reply",
+        how[1]!,
+        "--to",
+        how[2]!,
+        "on it, rebasing now",
+      ];
       return { exec: reply.map(shellWord).join(" ") };
     };
     const model = await FakeResponses.start(script);
@@ -215,24 +259,20 @@ daemon_auto_start = false
       );
       expect(row).toMatchObject({ state: "live_unmanaged", cwd });
 
-      // A message from the other instance's session reaches the Codex model...
-      const reply = a.next((f) => f.ev === "topic" && f.topic === "inbox", 60_000);
+      // A message from the Claude Code session reaches the Codex model...
       await until("the model's first turn to end", () =>
         codex.pane().includes("ready") ? true : undefined,
       );
-      expect(await a.call("message_send", { to: T, text: "please rebase onto main" })).toEqual({
-        delivered: true,
-      });
+      thread = T;
+      claude.type("ask codex to rebase");
       const woke = await model.waitFor((r) => lastUserText(r).includes("please rebase onto main"));
       expect(woke.thread).toBe(T);
-      const mid = /ccmsg-mid="([^"]+)"/.exec(lastUserText(woke))?.[1];
-      expect(mid).toBeDefined();
-      // ...and the answer it ran comes back to the sender.
-      const frame = await reply;
-      const got = frame.data as { from: string; text: string; reply_to: string }[];
-      expect(got).toEqual([
-        expect.objectContaining({ from: T, text: "on it, rebasing now", reply_to: mid }),
-      ]);
+      expect(lastUserText(woke)).toContain(`--to ${A}`);
+      // ...and the answer it ran reaches the Claude Code session's model.
+      const answered = await claudeModel.waitFor((r) => r.raw.includes("on it, rebasing now"));
+      expect(answered.sid).toBe(A);
+      // As the request body spells the rendering's attribute (JSON-escaped).
+      expect(answered.raw).toContain(JSON.stringify(`ccmsg-from="${T}"`).slice(1, -1));
 
       // Quitting ends the session as paused (its SessionEnd hook).
       await typed("/quit");
@@ -251,6 +291,7 @@ daemon_auto_start = false
           }
         })(),
       );
+      console.log(claude.pane());
       console.log(readFileSync(join(codexSide.stateDir, "daemon.log"), "utf8").slice(-3000));
       throw error;
     }
