@@ -65,15 +65,18 @@ export const plugin: Command = async (argv) => {
     env: process.env,
     permissionHoldS: attentionHoldSeconds(configFile(undefined, process.env)),
   };
+  // The hook route's credential, minted by an install only (status and a
+  // dry run read what is there): Claude Code's http hooks carry it, Codex's
+  // `attention --hook` reads it from the state directory. Not left to the
+  // instance, which mints it only when its HTTP side first answers.
+  const writes = verb === "install" && !dryRun;
+  if (writes) ensureStateDir(stateDir);
+  const token = writes ? loadOrMintHookToken(stateDir) : readHookToken(stateDir);
   if (harness === "claude") {
     // Claude Code reads the URL as written (no variables), so an instance
     // that moved off a taken port is reached again after an install (or
     // its own retargeting, plugin/retarget.ts).
     const url = hookRouteUrl(stateDir, HOOK_PATH, true);
-    // Minted by an install only: status and a dry run read what is there.
-    const writes = verb === "install" && !dryRun;
-    if (writes) ensureStateDir(stateDir);
-    const token = writes ? loadOrMintHookToken(stateDir) : readHookToken(stateDir);
     if (url !== undefined) ctx.httpHook = { url, token: token ?? "<minted at install>" };
   }
   if (values["allow-tools"] && values["no-allow-tools"])

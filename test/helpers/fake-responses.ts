@@ -11,8 +11,10 @@ import type { AddressInfo } from "node:net";
 
 export type ResponsesTurn =
   | { text: string }
-  /** A call of Codex's `exec_command` tool: Codex runs `cmd` in a shell. */
-  | { exec: string };
+  /** A call of Codex's `exec_command` tool: Codex runs `cmd` in a shell;
+   * with `escalate`, outside the sandbox, asked for with that justification
+   * (under `approval_policy = "on-request"` Codex asks the person first). */
+  | { exec: string; escalate?: string };
 
 export interface ResponsesRequest {
   /** The thread Codex names in its header. */
@@ -131,7 +133,13 @@ function events(n: number, turn: ResponsesTurn): Record<string, unknown>[] {
       id: `fc_${n}`,
       call_id: `call_${n}`,
       name: "exec_command",
-      arguments: JSON.stringify({ cmd: turn.exec, login: false }),
+      arguments: JSON.stringify({
+        cmd: turn.exec,
+        login: false,
+        ...(turn.escalate === undefined
+          ? {}
+          : { sandbox_permissions: "require_escalated", justification: turn.escalate }),
+      }),
     };
     out.push(
       { type: "response.output_item.added", output_index: 0, item },

@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { shellWord } from "../../src/harness/plugin/command-line.js";
@@ -10,16 +9,18 @@ import {
   type ResponsesRequest,
   toolOutput,
 } from "../helpers/fake-responses.js";
-import { CLI, ROOT, runCli } from "../helpers/instance.js";
+import { CLI, runCli } from "../helpers/instance.js";
 import { startMesh } from "../helpers/mesh.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
+import { claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
 import {
-  claudeSetup,
-  idleSessionState,
-  TmuxClaude,
-  TmuxSession,
-  until,
-} from "../helpers/real-claude.js";
+  CODEX_BIN as BIN,
+  paneOrGone,
+  startCodexTui,
+  trustHooks,
+  typeInto,
+  writeCodexConfig,
+} from "../helpers/real-codex.js";
 
 // The REAL Codex CLI (npm @openai/codex 0.169.0, harness spec §11) in tmux
 // against a scripted Responses API on loopback, with ccmsg's Codex wiring as
@@ -32,69 +33,11 @@ import {
 // reaches the Claude Code model through its messaging socket, and quitting
 // leaves the Codex session paused.
 
-const BIN = join(ROOT, "node_modules", ".bin");
-const CODEX = join(BIN, "codex");
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
   expect(contractViolations.splice(0)).toEqual([]);
 });
-
-/** Trust every hook Codex lists as untrusted, as its /hooks screen does:
- * `hooks/list` gives each hook's current hash, `config/batchWrite` records it
- * under `hooks.state` in the person's config.toml. Returns the hooks after. */
-async function trustHooks(env: Record<string, string>, cwd: string) {
-  const child = spawn(CODEX, ["app-server"], { env, cwd, stdio: ["pipe", "pipe", "ignore"] });
-  const waiting = new Map<number, (m: { result?: unknown; error?: unknown }) => void>();
-  let buffered = "";
-  child.stdout.on("data", (c: Buffer) => {
-    buffered += c.toString("utf8");
-    for (let i = buffered.indexOf("\n"); i !== -1; i = buffered.indexOf("\n")) {
-      const m = JSON.parse(buffered.slice(0, i));
-      buffered = buffered.slice(i + 1);
-      if (typeof m.id === "number") waiting.get(m.id)?.(m);
-    }
-  });
-  let next = 0;
-  const call = <T>(method: string, params: unknown) =>
-    new Promise<T>((resolve, reject) => {
-      const id = ++next;
-      waiting.set(id, (m) =>
-        m.error ? reject(new Error(JSON.stringify(m.error))) : resolve(m.result as T),
-      );
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-    });
-  type Hook = {
-    key: string;
-    eventName: string;
-    command: string;
-    currentHash: string;
-    trustStatus: string;
-  };
-  type Listed = { data: { hooks: Hook[]; errors: unknown[] }[] };
-  try {
-    await call("initialize", { clientInfo: { name: "ccmsg-test", version: "0" } });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "initialized" })}\n`);
-    const listed = await call<Listed>("hooks/list", { cwds: [cwd] });
-    expect(listed.data[0]!.errors).toEqual([]);
-    const untrusted = listed.data[0]!.hooks.filter((h) => h.trustStatus !== "trusted");
-    const state = Object.fromEntries(
-      untrusted.map((h) => [h.key, { trusted_hash: h.currentHash }]),
-    );
-    await call("config/batchWrite", {
-      edits: [{ keyPath: "hooks.state", value: state, mergeStrategy: "upsert" }],
-      filePath: null,
-      expectedVersion: null,
-      reloadUserConfig: true,
-    });
-    return {
-      before: listed.data[0]!.hooks,
-      after: (await call<Listed>("hooks/list", { cwds: [cwd] })).data[0]!.hooks,
-    };
-  } finally {
-    child.kill();
-  }
-}
 
 describe("the real Codex with ccmsg's wiring", () => {
   it("installs, is present, gets a message from a real Claude Code session, its answer reaches that session's model, and it ends paused", async () => {
@@ -174,24 +117,7 @@ describe("the real Codex with ccmsg's wiring", () => {
     };
     const model = await FakeResponses.start(script);
     cleanups.push(() => model.close());
-    const person = `# the person's own settings
-model = "fake-model"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake"
-base_url = "${model.baseUrl}"
-wire_api = "responses"
-
-[projects."${cwd}"]
-trust_level = "trusted"
-
-# The TUI runs its threads itself: Codex's background app-server (on by
-# default) would keep a thread, and this test's home, past the session.
-[features]
-daemon_auto_start = false
-`;
-    writeFileSync(join(codexHome, "config.toml"), person);
+    const person = writeCodexConfig(codexHome, model.baseUrl, cwd);
 
     // Installed as a person would, the real codex on PATH.
     const codexEnv = {
@@ -222,23 +148,12 @@ daemon_auto_start = false
     ]);
     expect(ours(after).every((h) => h.endsWith(" trusted"))).toBe(true);
 
-    const codex = new TmuxSession("ccmsg-codex", codexEnv, cwd, [
-      CODEX,
+    const codex = await startCodexTui("ccmsg-codex", codexEnv, cwd, [
       "--dangerously-bypass-approvals-and-sandbox",
     ]);
     cleanups.push(() => codex.kill());
     try {
-      await until("the prompt", () => (codex.pane().includes("\u203a") ? true : undefined));
-      // Typed, then Enter once it shows: Codex takes keys that come at once
-      // for a paste, Enter included.
-      const typed = (text: string) => {
-        codex.draft(text);
-        return until(`"${text}" typed`, () =>
-          codex.pane().includes(`\u203a ${text}`) ? true : undefined,
-        );
-      };
-      await typed("hello");
-      codex.key("Enter");
+      await typeInto(codex, "hello");
       const first = await model.waitFor((r) => lastUserText(r).includes("hello"));
       const T = first.thread!;
 
@@ -275,22 +190,13 @@ daemon_auto_start = false
       expect(answered.raw).toContain(JSON.stringify(`ccmsg-from="${T}"`).slice(1, -1));
 
       // Quitting ends the session as paused (its SessionEnd hook).
-      await typed("/quit");
-      codex.key("Enter");
+      await typeInto(codex, "/quit");
       const ended = await until("the session paused", async () =>
         (await peers(codexSide.socket)).last_live.find((r) => r.sid === T && r.state === "paused"),
       );
       expect(ended.state).toBe("paused");
     } catch (error) {
-      console.log(
-        (() => {
-          try {
-            return codex.pane();
-          } catch {
-            return "(codex has exited)";
-          }
-        })(),
-      );
+      console.log(paneOrGone(codex));
       console.log(claude.pane());
       console.log(readFileSync(join(codexSide.stateDir, "daemon.log"), "utf8").slice(-3000));
       throw error;

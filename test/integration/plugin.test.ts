@@ -533,6 +533,10 @@ describe("ccmsg plugin … codex", () => {
     expect(statSync(join(s.codexHome, "config.toml")).mode & 0o777).toBe(0o640);
     expect(existsSync(join(s.codexHome, "skills", "ccmsg", "SKILL.md"))).toBe(true);
 
+    // The permission hook's credential, there before any instance answers
+    // HTTP (an instance mints it only when its HTTP side first loads).
+    expect(statSync(join(s.stateDir, "hook-token")).mode & 0o777).toBe(0o600);
+
     const out = JSON.parse(r.stdout);
     expect(out.needs.map((n: J) => n.what).join("\n")).toMatch(/trust ccmsg's hooks/);
   });
