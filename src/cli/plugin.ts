@@ -4,7 +4,10 @@ import { Client } from "../client/client.js";
 import { UsageError } from "../client/flags.js";
 import { hookRouteUrl } from "../client/hook-route.js";
 import { loadConfig } from "../config/config.js";
-import { ATTENTION_HOLD_DEFAULT_MS } from "../contract/attention.js";
+import {
+  ATTENTION_CODEX_HOLD_DEFAULT_MS,
+  ATTENTION_HOLD_DEFAULT_MS,
+} from "../contract/attention.js";
 import {
   CLAUDE_ALLOW_RULES,
   SETTINGS_SCOPES,
@@ -63,7 +66,7 @@ export const plugin: Command = async (argv) => {
     stateDirArgs: explicit ? ["--state-dir", stateDir] : [],
     inv: runningInvocation(),
     env: process.env,
-    permissionHoldS: attentionHoldSeconds(configFile(undefined, process.env)),
+    permissionHoldS: attentionHoldSeconds(configFile(undefined, process.env), harness),
   };
   // The hook route's credential, minted by an install only (status and a
   // dry run read what is there): Claude Code's http hooks carry it, Codex's
@@ -193,13 +196,17 @@ function statusText(s: Status, instance: Reach): string {
   return lines.join("\n");
 }
 
-/** The attention queue's hold in seconds (DR-0062), as the config sets it:
- * the PermissionRequest hooks' timeouts follow it. A config that does not
- * read gives the default; the instance refuses it on its own. */
-function attentionHoldSeconds(path: string): number {
+/** The attention queue's hold of this harness's prompts in seconds
+ * (DR-0062), as the config sets it: its PermissionRequest hook's timeout
+ * follows it. A config that does not read gives the default; the instance
+ * refuses it on its own. */
+function attentionHoldSeconds(path: string, harness: "claude" | "codex"): number {
   let hold: number | undefined;
   try {
-    hold = loadConfig(path).attention?.hold_seconds;
+    const a = loadConfig(path).attention;
+    hold = harness === "codex" ? a?.codex_hold_seconds : a?.hold_seconds;
   } catch {}
-  return hold ?? ATTENTION_HOLD_DEFAULT_MS / 1000;
+  const fallback =
+    harness === "codex" ? ATTENTION_CODEX_HOLD_DEFAULT_MS : ATTENTION_HOLD_DEFAULT_MS;
+  return hold ?? fallback / 1000;
 }

@@ -66,7 +66,7 @@ export interface CcmsgConfig {
   /** The attention queue (DR-0062): how long a hook is held for a decision
    * while the person is away (default 600 s), and how recent their input at
    * the terminal must be for them to count as there (default 60 s; 0: never). */
-  attention?: { hold_seconds?: number; at_terminal_seconds?: number };
+  attention?: { hold_seconds?: number; codex_hold_seconds?: number; at_terminal_seconds?: number };
 }
 
 export interface HttpConfig {
@@ -228,13 +228,16 @@ export function checkConfig(value: unknown, path: string): CcmsgConfig {
   if (value.attention !== undefined) {
     const a = value.attention;
     if (!isObject(a))
-      throw bad("attention", "must be an object {hold_seconds?, at_terminal_seconds?}");
+      throw bad(
+        "attention",
+        "must be an object {hold_seconds?, codex_hold_seconds?, at_terminal_seconds?}",
+      );
     out.attention = {};
     for (const k of Object.keys(a)) {
-      if (k !== "hold_seconds" && k !== "at_terminal_seconds")
+      if (k !== "hold_seconds" && k !== "codex_hold_seconds" && k !== "at_terminal_seconds")
         throw bad(`attention.${k}`, "unknown key");
       const v = a[k];
-      const least = k === "hold_seconds" ? 1 : 0;
+      const least = k === "at_terminal_seconds" ? 0 : 1;
       if (typeof v !== "number" || !Number.isFinite(v) || v < least || v > 86_400)
         throw bad(`attention.${k}`, `must be a number of seconds from ${least} to 86400`);
       out.attention[k] = v;

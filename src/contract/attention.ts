@@ -54,9 +54,12 @@ export const ATTENTION_KEPT = 1000;
 export const ATTENTION_RETENTION_MS = 604_800_000;
 /** The most `attention_read` answers at once. */
 export const ATTENTION_PAGE_MAX = 200;
-/** How long a hook is held for a decision by default (the dialog is up in the
- * terminal all along, so holding costs the person at the terminal nothing). */
+/** How long a hook is held for a decision by default (Claude Code's dialog is
+ * up in the terminal all along, so holding costs the person there nothing). */
 export const ATTENTION_HOLD_DEFAULT_MS = 600_000;
+/** The same for Codex, which draws its dialog only once the hook has left it
+ * (DR-0062): a person at its terminal waits out the hold. */
+export const ATTENTION_CODEX_HOLD_DEFAULT_MS = 60_000;
 /** A person at the terminal: their last input there is at most this old
  * (the hook then falls through at once). */
 export const ATTENTION_AT_TERMINAL_DEFAULT_MS = 60_000;

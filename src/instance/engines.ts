@@ -296,13 +296,13 @@ function startConfig(env: NodeJS.ProcessEnv, log: Logger): CcmsgConfig {
   }
 }
 
-/** The attention queue's hold and at-the-terminal window: the config's, or
- * the test hook's hold. */
+/** The attention queue's holds (Claude Code's, Codex's) and at-the-terminal
+ * window: the config's, or the test hook's hold for both. */
 function attentionTimes(
   config: CcmsgConfig,
   env: NodeJS.ProcessEnv,
   testHooks: boolean | undefined,
-): { holdMs?: number; atTerminalMs?: number } {
+): { holdMs?: number; codexHoldMs?: number; atTerminalMs?: number } {
   const a = config.attention ?? {};
   const testHold = testHooks ? env.CCMSG_TEST_ATTENTION_HOLD_MS : undefined;
   // A scripted session types its prompt into the pane: tests that answer
@@ -310,10 +310,13 @@ function attentionTimes(
   const testWindow = testHooks ? env.CCMSG_TEST_ATTENTION_AT_TERMINAL_MS : undefined;
   return {
     ...(testHold !== undefined
-      ? { holdMs: Number(testHold) }
-      : a.hold_seconds === undefined
-        ? {}
-        : { holdMs: a.hold_seconds * 1000 }),
+      ? { holdMs: Number(testHold), codexHoldMs: Number(testHold) }
+      : {
+          ...(a.hold_seconds === undefined ? {} : { holdMs: a.hold_seconds * 1000 }),
+          ...(a.codex_hold_seconds === undefined
+            ? {}
+            : { codexHoldMs: a.codex_hold_seconds * 1000 }),
+        }),
     ...(testWindow !== undefined
       ? { atTerminalMs: Number(testWindow) }
       : a.at_terminal_seconds === undefined

@@ -271,19 +271,19 @@ describe("ccmsg plugin … claude", () => {
     expect(s.calls()).toContainEqual(["plugin", "install", "ccmsg@ccmsg", "--json"]);
   });
 
-  it("the permission hooks' timeouts follow the configured hold", async () => {
+  it("the permission hooks' timeouts follow each harness's configured hold", async () => {
     const s = setup();
     mkdirSync(join(s.env.XDG_CONFIG_HOME!, "ccmsg"), { recursive: true });
     writeFileSync(
       join(s.env.XDG_CONFIG_HOME!, "ccmsg", "config.json"),
-      JSON.stringify({ attention: { hold_seconds: 120 } }),
+      JSON.stringify({ attention: { hold_seconds: 120, codex_hold_seconds: 45 } }),
     );
     expect((await plugin(s, "install", "claude")).code).toBe(0);
     expect((await plugin(s, "install", "codex")).code).toBe(0);
     const claude = readJson(join(s.pluginDir, "hooks", "hooks.json"));
     const codex = readJson(join(s.codexHome, "hooks.json"));
     expect(handlers(claude, "PermissionRequest").map((h) => h.timeout)).toEqual([150]);
-    expect(handlers(codex, "PermissionRequest").map((h) => h.timeout)).toEqual([150]);
+    expect(handlers(codex, "PermissionRequest").map((h) => h.timeout)).toEqual([75]);
   });
 
   it("changes nothing on a second install, and registers nothing twice", async () => {
@@ -509,9 +509,10 @@ describe("ccmsg plugin … codex", () => {
       "PermissionRequest",
     ])
       expect(handlers(hooks, event).filter((h) => h.command.includes("ccmsg-"))).toHaveLength(1);
-    // The attention queue's hook waits for the person: hold 600 s + 30.
+    // The attention queue's hook waits for the person: Codex's hold 60 s + 30
+    // (Codex draws its dialog only once the hook has left it).
     const ask = handlers(hooks, "PermissionRequest")[0];
-    expect(ask.timeout).toBe(630);
+    expect(ask.timeout).toBe(90);
     const askScript = readFileSync(JSON.parse(ask.command.replace(/'/g, '"')), "utf8");
     expect(askScript).toContain("'attention' '--hook' '--harness' 'codex'");
     expect(hooks.hooks.SessionStart[0].matcher).toBe("startup|resume|clear");

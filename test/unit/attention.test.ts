@@ -33,7 +33,15 @@ const PERSON = { role: "user" as const, instance: INSTANCE, via: "console" };
 
 /** The queue on a real SQLite file; `dialog` is what the session's state
  * file would say, set by the test. */
-function queue(o: { holdMs?: number; dir?: string; atTerminalMs?: number; clock?: Clock } = {}) {
+function queue(
+  o: {
+    holdMs?: number;
+    codexHoldMs?: number;
+    dir?: string;
+    atTerminalMs?: number;
+    clock?: Clock;
+  } = {},
+) {
   const { store, dir } = openInbox(o.dir);
   const records = new AttentionStore(
     store.db,
@@ -47,7 +55,8 @@ function queue(o: { holdMs?: number; dir?: string; atTerminalMs?: number; clock?
   const attention = new Attention({
     ...{ instanceId: INSTANCE, store: records, clock: o.clock ?? new Clock() },
     ...{ hub: new TopicHub(INSTANCE, pino({ level: "silent" })), log: pino({ level: "silent" }) },
-    ...{ holdMs: o.holdMs ?? 60_000, pollMs: 10, atTerminalMs: o.atTerminalMs ?? 60_000 },
+    holdMs: { claude: o.holdMs ?? 60_000, codex: o.codexHoldMs ?? 60_000 },
+    ...{ pollMs: 10, atTerminalMs: o.atTerminalMs ?? 60_000 },
     dialog: async () => dialog,
     label: () => "web-app",
     messagedAt: (sid) => messaged.get(sid),
@@ -163,6 +172,19 @@ describe("the attention queue (DR-0062)", () => {
     expect(attention.read({}).items[0]!.end).toBe("timed_out");
   });
 
+  it("holds a Codex prompt for Codex's hold: its dialog waits on the hook", async () => {
+    const { attention, setDialog } = queue({ holdMs: 60_000, codexHoldMs: 200 });
+    setDialog({ waiting: false, since: Date.now() - 5000 });
+    const codex = attention.ask(bash(), "codex", new AbortController().signal);
+    const claude = attention.ask(bash(), "claude", new AbortController().signal);
+    expect(await codex).toEqual({});
+    const [first, second] = attention.read({}).items;
+    expect([first!.harness, first!.end]).toEqual(["claude", undefined]);
+    expect([second!.harness, second!.end]).toEqual(["codex", "timed_out"]);
+    await attention.decide({ sid: bash().sid, id: first!.id, behavior: "deny" }, PERSON);
+    expect(await claude).toMatchObject({ hookSpecificOutput: { decision: { behavior: "deny" } } });
+  });
+
   it("answers nothing when its hook goes away, and ends what a stopped instance left", async () => {
     const { attention, dir } = queue();
     const gone = new AbortController();
@@ -254,10 +276,12 @@ describe("the attention queue (DR-0062)", () => {
 });
 
 describe("the attention queue's config and record (DR-0062)", () => {
-  it("reads attention.hold_seconds and at_terminal_seconds, and names a wrong key", () => {
-    expect(
-      checkConfig({ attention: { hold_seconds: 30, at_terminal_seconds: 0 } }, "c.json"),
-    ).toEqual({ attention: { hold_seconds: 30, at_terminal_seconds: 0 } });
+  it("reads attention.hold_seconds, codex_hold_seconds and at_terminal_seconds, and names a wrong key", () => {
+    const attention = { hold_seconds: 30, codex_hold_seconds: 20, at_terminal_seconds: 0 };
+    expect(checkConfig({ attention }, "c.json")).toEqual({ attention });
+    expect(() => checkConfig({ attention: { codex_hold_seconds: 0 } }, "c.json")).toThrow(
+      "attention.codex_hold_seconds: must be a number of seconds from 1 to 86400",
+    );
     expect(() => checkConfig({ attention: { hold: 30 } }, "c.json")).toThrow(
       "config c.json: attention.hold: unknown key",
     );

@@ -22,7 +22,8 @@ export interface PluginContext {
   /** The instance's hook route and its token (DR-0058): the hot hooks are
    * http hooks to it; absent, command hooks. */
   httpHook?: { url: string; token: string };
-  /** The attention queue's hold in seconds (config `attention.hold_seconds`):
+  /** The attention queue's hold in seconds of this harness's prompts (config
+   * `attention.hold_seconds`, Codex's `attention.codex_hold_seconds`):
    * the PermissionRequest hook's timeout is this plus a margin (DR-0062). */
   permissionHoldS: number;
 }

@@ -41,8 +41,8 @@ export interface AttentionDeps {
   hub: TopicHub;
   clock: Clock;
   log: Logger;
-  /** How long a hook is held for a decision. */
-  holdMs: number;
+  /** How long a hook is held for a decision, by harness. */
+  holdMs: Record<AttentionItem["harness"], number>;
   /** How often a held item looks at its session's dialog. */
   pollMs: number;
   /** A person whose last input at the session's terminal is at most this
@@ -130,7 +130,7 @@ export class Attention {
         ask,
         item,
         answer: resolve,
-        timer: setTimeout(() => void this.close(h, "timed_out"), this.d.holdMs),
+        timer: setTimeout(() => void this.close(h, "timed_out"), this.d.holdMs[harness]),
         poll: undefined,
         ended: undefined,
       };

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import {
   ATTENTION_AT_TERMINAL_DEFAULT_MS,
+  ATTENTION_CODEX_HOLD_DEFAULT_MS,
   ATTENTION_HOLD_DEFAULT_MS,
   ATTENTION_KEPT,
   ATTENTION_RETENTION_MS,
@@ -31,6 +32,7 @@ export interface AttentionRegisterDeps {
   kv: Pick<Kv, "list" | "write" | "delete">;
   mesh: Pick<MeshPort, "id" | "instances" | "linked" | "request">;
   holdMs?: number;
+  codexHoldMs?: number;
   pollMs?: number;
   atTerminalMs?: number;
   dialog(sid: string): Promise<DialogState>;
@@ -48,7 +50,10 @@ export function registerAttention(
   const attention = new Attention({
     ...deps,
     store,
-    holdMs: deps.holdMs ?? ATTENTION_HOLD_DEFAULT_MS,
+    holdMs: {
+      claude: deps.holdMs ?? ATTENTION_HOLD_DEFAULT_MS,
+      codex: deps.codexHoldMs ?? ATTENTION_CODEX_HOLD_DEFAULT_MS,
+    },
     pollMs: deps.pollMs ?? DIALOG_POLL_MS,
     atTerminalMs: deps.atTerminalMs ?? ATTENTION_AT_TERMINAL_DEFAULT_MS,
   });
