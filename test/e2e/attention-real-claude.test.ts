@@ -5,13 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AttentionItem } from "../../src/contract/attention.js";
 import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
 import { ownerHeaders } from "../helpers/http.js";
-import {
-  isolatedHome,
-  ROOT,
-  runCli,
-  startInstance,
-  type TestInstance,
-} from "../helpers/instance.js";
+import { isolatedHome, ROOT, runCli, type TestInstance } from "../helpers/instance.js";
+import { startHoldingInstance } from "../helpers/permission-hook.js";
 import { claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
 import { openConsole, sharedBrowser, viewUrl } from "./browser.js";
 
@@ -52,15 +47,7 @@ function script(req: ModelRequest) {
 
 beforeAll(async () => {
   const home = isolatedHome();
-  inst = await startInstance({
-    env: {
-      ...home.env,
-      CCMSG_TEST_ATTENTION_HOLD_MS: String(HOLD_MS),
-      // The prompts are typed into the pane: without this the person would
-      // count as at the terminal, and the hook would leave the dialog at once.
-      CCMSG_TEST_ATTENTION_AT_TERMINAL_MS: "0",
-    },
-  });
+  inst = await startHoldingInstance(home, HOLD_MS);
   model = await FakeModel.start(script);
   cwd = join(home.env.HOME!, "widgets");
   mkdirSync(cwd, { recursive: true });

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadOrMintHookToken } from "../../src/state/hook-token.js";
+import { startInstance, type TestInstance } from "./instance.js";
 
 // A PermissionRequest as Claude Code 2.1.328 sends it to the instance's hook
 // route (DR-0058, DR-0062): the recorded payload, for another session, posted
@@ -41,4 +42,21 @@ export async function postHook(
     ...(signal === undefined ? {} : { signal }),
   });
   return { status: res.status, body: await res.json() };
+}
+
+/** An instance whose attention queue holds a hook `holdMs` (its test hook),
+ * for a scripted session in tmux: its prompts are typed into the pane, so
+ * the person would count as at the terminal and every hook would leave the
+ * dialog at once; the at-the-terminal window is off. */
+export function startHoldingInstance(
+  home: { env: Record<string, string> },
+  holdMs: number,
+): Promise<TestInstance> {
+  return startInstance({
+    env: {
+      ...home.env,
+      CCMSG_TEST_ATTENTION_HOLD_MS: String(holdMs),
+      CCMSG_TEST_ATTENTION_AT_TERMINAL_MS: "0",
+    },
+  });
 }

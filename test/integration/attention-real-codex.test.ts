@@ -8,7 +8,8 @@ import {
   type ResponsesRequest,
   toolOutput,
 } from "../helpers/fake-responses.js";
-import { isolatedHome, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import { isolatedHome, runCli, type TestInstance } from "../helpers/instance.js";
+import { startHoldingInstance } from "../helpers/permission-hook.js";
 import { type TmuxSession, until } from "../helpers/real-claude.js";
 import {
   CODEX_BIN,
@@ -52,15 +53,7 @@ const ran = (name: string) => join(cwd, `${name}.ran`);
 
 beforeAll(async () => {
   const home = isolatedHome();
-  inst = await startInstance({
-    env: {
-      ...home.env,
-      CCMSG_TEST_ATTENTION_HOLD_MS: String(HOLD_MS),
-      // The prompts are typed into the pane: without this the person would
-      // count as at the terminal, and the hook would leave the dialog at once.
-      CCMSG_TEST_ATTENTION_AT_TERMINAL_MS: "0",
-    },
-  });
+  inst = await startHoldingInstance(home, HOLD_MS);
   model = await FakeResponses.start(script);
   cwd = join(home.env.HOME!, "widgets");
   mkdirSync(cwd, { recursive: true });
