@@ -64,8 +64,9 @@ export interface CcmsgConfig {
    * those `ccmsg mesh add` put in `<state dir>/mesh.json`. */
   mesh?: MeshConfig;
   /** The attention queue (DR-0062): how long a hook is held for a decision
-   * while the person is away (default 600 s), and how recent their input at
-   * the terminal must be for them to count as there (default 60 s; 0: never). */
+   * while the person is away (Claude Code's default 600 s, Codex's 60 s:
+   * Codex's dialog waits on the hook), and how recent their input at the
+   * terminal must be for them to count as there (default 60 s; 0: never). */
   attention?: { hold_seconds?: number; codex_hold_seconds?: number; at_terminal_seconds?: number };
 }
 
