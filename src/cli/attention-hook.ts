@@ -1,8 +1,6 @@
-import { request } from "node:http";
 import { claimForHarness } from "../client/hook-payload.js";
-import { hookRouteUrl } from "../client/hook-route.js";
+import { postToHookRoute } from "../client/hook-route-post.js";
 import { CODEX_HOOK_PATH, HOOK_PATH } from "../harness/plugin/claude-paths.js";
-import { readHookToken } from "../state/hook-token.js";
 import { resolveStateDir } from "../state/paths.js";
 import { readStdinJson } from "./stdin.js";
 
@@ -27,41 +25,7 @@ export async function attentionHook(
   }
   claimForHarness(harness, payload);
   const stateDir = resolveStateDir(values["state-dir"]);
-  const url = hookRouteUrl(stateDir, harness === "codex" ? CODEX_HOOK_PATH : HOOK_PATH, false);
-  const token = readHookToken(stateDir);
-  if (url === undefined || token === undefined) return;
-  const answer = await post(url, token, JSON.stringify(payload)).catch(() => undefined);
+  const path = harness === "codex" ? CODEX_HOOK_PATH : HOOK_PATH;
+  const answer = await postToHookRoute(stateDir, path, payload);
   if (answer !== undefined && answer.trim() !== "{}") process.stdout.write(`${answer.trim()}\n`);
-}
-
-/** POST `body`; the answer's text on a 2xx. node:http rather than fetch:
- * fetch gives up on an answer's headers after 300 s, and a hold is longer. */
-function post(url: string, token: string, body: string): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${token}`,
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve(
-            (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300
-              ? Buffer.concat(chunks).toString("utf8")
-              : undefined,
-          ),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
 }

@@ -228,6 +228,7 @@ async function inboxHook(flags: Flags, harness: string | undefined): Promise<voi
   try {
     const payload = await readStdinJson(STDIN_DEADLINE_MS).catch(() => ({}));
     claimForHarness(harness, payload);
+    const told = harness === "codex" ? tellPromptTyped(flags, payload) : undefined;
     // Confirmed first: the output is acted on only after a clean exit, and
     // the process exits right after writing it. The deadline no longer
     // applies once confirming: what is confirmed — or may have been,
@@ -237,10 +238,25 @@ async function inboxHook(flags: Flags, harness: string | undefined): Promise<voi
       return !late;
     });
     if (out !== undefined) await write(process.stdout, `${JSON.stringify(out)}\n`);
+    await told;
   } catch {
     // The instance is away or refused: the prompt goes on without messages.
   }
   quiet();
+}
+
+/** Codex's prompt hooks are commands only, so the instance hears from its
+ * UserPromptSubmit through the hook route what Claude Code's http hook tells
+ * it: a prompt typed at the terminal, whose person is there (DR-0062). The
+ * Stop hook shares the script and tells nothing. Never fails the hook. */
+async function tellPromptTyped(flags: Flags, payload: Record<string, unknown>): Promise<void> {
+  if (payload.hook_event_name !== "UserPromptSubmit") return;
+  const [{ postToHookRoute }, { CODEX_HOOK_PATH }, { resolveStateDir }] = await Promise.all([
+    import("../client/hook-route-post.js"),
+    import("../harness/plugin/claude-paths.js"),
+    import("../state/paths.js"),
+  ]);
+  await postToHookRoute(resolveStateDir(flags["state-dir"]), CODEX_HOOK_PATH, payload);
 }
 
 /** Whether Claude Code runs this session without a person at a terminal

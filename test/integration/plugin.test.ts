@@ -18,6 +18,7 @@ import {
   startInstance,
   type TestInstance,
 } from "../helpers/instance.js";
+import { newSid } from "../helpers/peer.js";
 
 // `ccmsg plugin install|status|uninstall claude|codex` (issue 9, item 5), run
 // as a person runs it, into temp config homes. Claude Code's CLI is a fake
@@ -450,6 +451,51 @@ describe("generated hooks reach the instance without PATH", () => {
       },
     });
     expect((await queue()).items).toEqual([]);
+  });
+
+  it("a prompt typed at Codex's terminal lets its next permission prompt go to its dialog at once; a message ccmsg put in does not", async () => {
+    const s = setup({ stateDir: inst.stateDir });
+    expect((await plugin(s, "install", "codex")).code).toBe(0);
+    const codexHooks = readJson(join(s.codexHome, "hooks.json"));
+    const [submit] = handlers(codexHooks, "UserPromptSubmit");
+    const [permission] = handlers(codexHooks, "PermissionRequest");
+    const fixture = (name: string) =>
+      JSON.parse(readFileSync(join(HOOK_FIXTURES, "codex", "hooks", name), "utf8"));
+    const sid = newSid();
+    const ask = JSON.stringify({ ...fixture("permission-request.json"), session_id: sid });
+    const queue = async () =>
+      (
+        JSON.parse((await runCli(["attention", "--all", "--json"], s.env)).stdout).items as J[]
+      ).filter((i) => i.sid === sid);
+    const prompt = (text: string) =>
+      runHook(
+        submit.command,
+        JSON.stringify({ ...fixture("user-prompt-submit.json"), session_id: sid, prompt: text }),
+        s.env,
+      );
+
+    // A message ccmsg delivered (its rendering) is not the person at the terminal:
+    // the prompt that follows it is held for a decision.
+    const delivered = `<cross-session-message from="cross-session" from-name="api/main" from-mode="session" ccmsg-mid="m1">\nrebase onto main\n</cross-session-message>`;
+    expect((await prompt(delivered)).code).toBe(0);
+    const held = runHook(permission.command, ask, s.env);
+    let items: J[] = [];
+    for (let i = 0; i < 100 && items.length === 0; i++) {
+      items = await queue();
+      if (items.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(items[0]).toMatchObject({ harness: "codex" });
+    expect(items[0]!.end).toBeUndefined();
+    expect((await runCli(["attention", "deny", String(items[0]!.id)], s.env)).code).toBe(0);
+    expect(JSON.parse((await held).stdout)).toMatchObject({
+      hookSpecificOutput: { decision: { behavior: "deny" } },
+    });
+
+    // Typed by the person: Codex's dialog comes at once, and the queue says why.
+    expect((await prompt("publish a dry run of the package")).code).toBe(0);
+    const direct = await runHook(permission.command, ask, s.env);
+    expect(direct).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect((await queue()).map((i) => i.end)).toEqual(["at_terminal", "denied"]);
   });
 
   it("the permission hook leaves the harness's dialog when no instance answers", async () => {

@@ -2,6 +2,7 @@ import { realpath } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { readConfig } from "../../config/config.js";
 import type { AttentionItem } from "../../contract/attention.js";
+import { DIRECT_DELIVERY_TAG } from "../../contract/constants.js";
 import { isSid, type Sid } from "../../contract/identifiers.js";
 import type { InboxMessage } from "../../contract/messaging.js";
 import { RESERVATIONS_NS } from "../../contract/reservations.js";
@@ -37,6 +38,9 @@ export interface HookAnswersDeps {
   env: NodeJS.ProcessEnv;
 }
 
+/** How a message ccmsg delivers into a prompt begins (contract's rendering). */
+const DELIVERY_OPEN = `<${DIRECT_DELIVERY_TAG}`;
+
 /** The prompt hook answers nothing past this, before confirming (the
  * command hook's deadline; Claude Code gives up at SYNC_HOOK_TIMEOUT_S). */
 const PROMPT_DEADLINE_MS = 3000;
@@ -60,8 +64,12 @@ export class HookAnswers {
   ): Promise<HookAnswer> {
     const event = payload.hook_event_name;
     if (event === "PermissionRequest") return this.permission(payload, gone, harness);
-    // Codex's other hooks are command hooks with rules of their own.
-    if (harness !== "claude") return Promise.resolve(undefined);
+    // Codex's other hooks are command hooks with rules of their own; its
+    // prompt hook only says a prompt was submitted.
+    if (harness !== "claude") {
+      if (event === "UserPromptSubmit") this.submitted(payload);
+      return Promise.resolve(undefined);
+    }
     if (event === "UserPromptSubmit") return this.prompt(payload);
     if (event === "PreToolUse") return this.edit(payload);
     return Promise.resolve(undefined);
@@ -76,12 +84,19 @@ export class HookAnswers {
     return (await this.deps.attention.ask(ask, harness, gone)) as HookAnswer;
   }
 
-  private async prompt(payload: Record<string, unknown>): Promise<HookAnswer> {
+  /** A prompt submitted at the session's terminal: the person is there
+   * (DR-0062) — unless it is a message ccmsg put in (its rendering). */
+  private submitted(payload: Record<string, unknown>): Sid | undefined {
     const sid = sidOf(payload);
     if (sid === undefined) return undefined;
     this.deps.sessions.touch(sid);
-    // A prompt submitted at the terminal: the person is there (DR-0062).
-    this.deps.attention.typed(sid);
+    if (!payloadString(payload, "prompt")?.includes(DELIVERY_OPEN)) this.deps.attention.typed(sid);
+    return sid;
+  }
+
+  private async prompt(payload: Record<string, unknown>): Promise<HookAnswer> {
+    const sid = this.submitted(payload);
+    if (sid === undefined) return undefined;
     const started = Date.now();
     const here = this.deps.messaging.handOverHere(sid);
     try {
