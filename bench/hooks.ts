@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "../src/client/client.js";
+import { loadOrMintHookToken } from "../src/state/hook-token.js";
 import { CLI, startDaemon } from "./daemon.js";
 import { median, percentile, round } from "./measure.js";
 import { postToSeen } from "./receipts-latency.js";
@@ -23,7 +24,10 @@ function timeRun(args: string[], input: string, env: NodeJS.ProcessEnv, runs: nu
 }
 
 async function startInstance(dir: string) {
-  return startDaemon(dir, { HOME: dir });
+  // HTTP and the hook token, as for a person with Codex's plugin installed:
+  // Codex's prompt hook also tells the hook route (DR-0062).
+  loadOrMintHookToken(dir);
+  return startDaemon(dir, { HOME: dir }, "127.0.0.1:0");
 }
 
 /** Start a waiter for `sid`, as an asyncRewake Stop hook would. */
@@ -41,14 +45,20 @@ export async function benchHooks() {
   const dir = mkdtempSync(join(tmpdir(), "ccmsg-bench-hooks-"));
   const inst = await startInstance(dir);
   const env = { PATH: process.env.PATH, HOME: dir, CCMSG_STATE_DIR: dir };
-  const payload = (event: string) =>
-    JSON.stringify({ session_id: randomUUID(), cwd: dir, hook_event_name: event });
+  const payload = (event: string, extra: object = {}) =>
+    JSON.stringify({ session_id: randomUUID(), cwd: dir, hook_event_name: event, ...extra });
   const runs = 15;
   timeRun(["-e", "0"], "", env, 3);
   const node = timeRun(["-e", "0"], "", env, runs);
   const hello = timeRun([CLI, "hello", "--hook"], payload("SessionStart"), env, runs);
   const inbox = timeRun([CLI, "inbox", "--hook"], payload("UserPromptSubmit"), env, runs);
   const wait = timeRun([CLI, "wait", "--hook", "--max-wait", "0.001"], payload("Stop"), env, runs);
+  // Codex runs one script for both: its prompt hook also posts to the hook
+  // route that a prompt was typed (the attention queue's at-the-terminal
+  // rule); its Stop hook does not, so the two differ by that post.
+  const codex = [CLI, "inbox", "--hook", "--harness", "codex"];
+  const codexPrompt = timeRun(codex, payload("UserPromptSubmit", { prompt: "hi" }), env, runs);
+  const codexStop = timeRun(codex, payload("Stop"), env, runs);
 
   // Wake latency: a waiter armed and idle; post; time to its exit 2.
   const sender = await Client.connectUnix(inst.socket);
@@ -81,10 +91,14 @@ export async function benchHooks() {
       hello_hook: hello,
       inbox_hook: inbox,
       wait_hook_connect_subscribe_exit: wait,
+      codex_prompt_hook: codexPrompt,
+      codex_stop_hook: codexStop,
       over_bare_node: {
         hello_hook: round(hello - node),
         inbox_hook: round(inbox - node),
         wait_hook: round(wait - node),
+        codex_prompt_hook: round(codexPrompt - node),
+        codex_stop_hook: round(codexStop - node),
       },
     },
     wake_latency_ms: {

@@ -6,8 +6,14 @@ import type { AttentionItem } from "../../src/contract/attention.js";
 import { FakeModel, type ModelRequest } from "../helpers/fake-model.js";
 import { ownerHeaders } from "../helpers/http.js";
 import { isolatedHome, ROOT, runCli, type TestInstance } from "../helpers/instance.js";
-import { startHoldingInstance } from "../helpers/permission-hook.js";
-import { claudeSetup, idleSessionState, TmuxClaude, until } from "../helpers/real-claude.js";
+import { caseItem, startHoldingInstance } from "../helpers/permission-hook.js";
+import {
+  claudeSetup,
+  idleSessionState,
+  onFailShow,
+  TmuxClaude,
+  until,
+} from "../helpers/real-claude.js";
 import { openConsole, sharedBrowser, viewUrl } from "./browser.js";
 
 // The attention queue (DR-0062) with the REAL Claude Code 2.1.328 in tmux,
@@ -85,17 +91,7 @@ async function queue(): Promise<AttentionItem[]> {
   return ((await res.json()) as { items: AttentionItem[] }).items;
 }
 
-/** Case `name`'s item once the hook asked, and (`ended`) once it ended. */
-function itemOf(name: string, ended = false): Promise<AttentionItem> {
-  return until(
-    `case ${name}'s item${ended ? " to end" : ""}`,
-    async () =>
-      (await queue()).find(
-        (i) => i.input.includes(`${name}.ran`) && (!ended || i.end !== undefined),
-      ),
-    HOLD_MS + 20_000,
-  );
-}
+const itemOf = (name: string, ended = false) => caseItem(queue, name, ended, HOLD_MS + 20_000);
 
 /** Type case `name`; its item, pending. */
 async function ask(name: string): Promise<AttentionItem> {
@@ -154,16 +150,8 @@ const idle = () =>
       : undefined,
   );
 
-/** `test`, printing the session's screen when it fails (what Claude Code
- * showed is the first thing to read). */
-const onFailShowPane = (test: () => Promise<void>) => async () => {
-  try {
-    await test();
-  } catch (error) {
-    console.log(claude.pane());
-    throw error;
-  }
-};
+/** With the session's screen printed when it fails. */
+const onFailShowPane = (test: () => Promise<void>) => onFailShow(() => [claude.pane()], test);
 
 describe("the attention queue with the real Claude Code", () => {
   it(

@@ -37,10 +37,11 @@ const delay = Number(env.FAKE_GH_DELAY_MS) || 0;
 if (delay > 0) await new Promise((r) => setTimeout(r, delay));
 // Held at the gate until the test opens it; if what ran it is gone (an
 // instance killed, the test over) nobody will, so it ends instead of waiting
-// forever (one was found polling 26 min after its suite).
+// forever (one was found polling 26 min after its suite). Gone before this
+// line ran, it left the fake orphaned from the start (parent pid 1).
 const parent = process.ppid;
 while (env.FAKE_GH_GATE && !existsSync(env.FAKE_GH_GATE)) {
-  if (process.ppid !== parent) process.exit(1);
+  if (process.ppid !== parent || process.ppid === 1) process.exit(1);
   await new Promise((r) => setTimeout(r, 20));
 }
 

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { AttentionItem } from "../../src/contract/attention.js";
 import { loadOrMintHookToken } from "../../src/state/hook-token.js";
 import { startInstance, type TestInstance } from "./instance.js";
+import { until } from "./real-claude.js";
 
 // A PermissionRequest as Claude Code 2.1.328 sends it to the instance's hook
 // route (DR-0058, DR-0062): the recorded payload, for another session, posted
@@ -59,4 +61,23 @@ export function startHoldingInstance(
       CCMSG_TEST_ATTENTION_AT_TERMINAL_MS: "0",
     },
   });
+}
+
+/** The real-harness attention tests' case `name` (its command writes
+ * `<name>.ran`): its item in `queue` once the hook asked, and (`ended`) once
+ * it ended. */
+export function caseItem(
+  queue: () => Promise<AttentionItem[]>,
+  name: string,
+  ended: boolean,
+  timeoutMs: number,
+): Promise<AttentionItem> {
+  return until(
+    `case ${name}'s item${ended ? " to end" : ""}`,
+    async () =>
+      (await queue()).find(
+        (i) => i.input.includes(`${name}.ran`) && (!ended || i.end !== undefined),
+      ),
+    timeoutMs,
+  );
 }

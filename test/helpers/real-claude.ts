@@ -109,6 +109,19 @@ export class TmuxSession {
   }
 }
 
+/** `test`, printing what `report` gives (a harness's screen, a log) when it
+ * fails: what the harness showed is the first thing to read. */
+export function onFailShow(report: () => string[], test: () => Promise<void>) {
+  return async () => {
+    try {
+      await test();
+    } catch (error) {
+      for (const r of report()) console.log(r);
+      throw error;
+    }
+  };
+}
+
 /** An interactive Claude Code in its own tmux server. */
 export class TmuxClaude extends TmuxSession {
   constructor(

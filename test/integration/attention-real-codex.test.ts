@@ -9,8 +9,8 @@ import {
   toolOutput,
 } from "../helpers/fake-responses.js";
 import { isolatedHome, runCli, type TestInstance } from "../helpers/instance.js";
-import { startHoldingInstance } from "../helpers/permission-hook.js";
-import { type TmuxSession, until } from "../helpers/real-claude.js";
+import { caseItem, startHoldingInstance } from "../helpers/permission-hook.js";
+import { onFailShow, type TmuxSession, until } from "../helpers/real-claude.js";
 import {
   CODEX_BIN,
   paneOrGone,
@@ -92,17 +92,7 @@ async function queue(): Promise<AttentionItem[]> {
   return JSON.parse(r.stdout).items;
 }
 
-/** Case `name`'s item once the hook asked, and (`ended`) once it ended. */
-function itemOf(name: string, ended = false): Promise<AttentionItem> {
-  return until(
-    `case ${name}'s item${ended ? " to end" : ""}`,
-    async () =>
-      (await queue()).find(
-        (i) => i.input.includes(`${name}.ran`) && (!ended || i.end !== undefined),
-      ),
-    HOLD_MS + 20_000,
-  );
-}
+const itemOf = (name: string, ended = false) => caseItem(queue, name, ended, HOLD_MS + 20_000);
 
 /** What the model received for case `name`'s command. */
 function outputOf(name: string): Promise<string> {
@@ -111,18 +101,12 @@ function outputOf(name: string): Promise<string> {
     .then((r) => toolOutput(r)!);
 }
 
-/** With the pane printed when it fails. */
-function withPane(fn: () => Promise<void>): () => Promise<void> {
-  return async () => {
-    try {
-      await fn();
-    } catch (error) {
-      console.log(paneOrGone(codex));
-      console.log(readFileSync(join(inst.stateDir, "daemon.log"), "utf8").slice(-3000));
-      throw error;
-    }
-  };
-}
+/** With Codex's screen and the instance's log printed when it fails. */
+const withPane = (test: () => Promise<void>) =>
+  onFailShow(
+    () => [paneOrGone(codex), readFileSync(join(inst.stateDir, "daemon.log"), "utf8").slice(-3000)],
+    test,
+  );
 
 describe("the real Codex's permission prompts in the attention queue", () => {
   it(

@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderDirectDelivery } from "../../src/contract/direct-delivery.js";
 import {
   isolatedHome,
   ROOT,
@@ -474,9 +475,15 @@ describe("generated hooks reach the instance without PATH", () => {
         s.env,
       );
 
-    // A message ccmsg delivered (its rendering) is not the person at the terminal:
-    // the prompt that follows it is held for a decision.
-    const delivered = `<cross-session-message from="cross-session" from-name="api/main" from-mode="session" ccmsg-mid="m1">\nrebase onto main\n</cross-session-message>`;
+    // A message ccmsg put in as a prompt (the contract's rendering, as `codex
+    // queue` submits it) is not the person at the terminal: the permission
+    // prompt that follows is held for a decision.
+    const delivered = renderDirectDelivery({
+      mid: "0123456789abcdef0123456789abcdef/1",
+      from: newSid(),
+      from_label: "api/main",
+      text: "rebase onto main",
+    });
     expect((await prompt(delivered)).code).toBe(0);
     const held = runHook(permission.command, ask, s.env);
     let items: J[] = [];

@@ -2,7 +2,7 @@ import { realpath } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { readConfig } from "../../config/config.js";
 import type { AttentionItem } from "../../contract/attention.js";
-import { DIRECT_DELIVERY_TAG } from "../../contract/constants.js";
+import { parseDirectDelivery } from "../../contract/direct-delivery.js";
 import { isSid, type Sid } from "../../contract/identifiers.js";
 import type { InboxMessage } from "../../contract/messaging.js";
 import { RESERVATIONS_NS } from "../../contract/reservations.js";
@@ -37,9 +37,6 @@ export interface HookAnswersDeps {
   /** The instance's environment: where ccmsg's config is. */
   env: NodeJS.ProcessEnv;
 }
-
-/** How a message ccmsg delivers into a prompt begins (contract's rendering). */
-const DELIVERY_OPEN = `<${DIRECT_DELIVERY_TAG}`;
 
 /** The prompt hook answers nothing past this, before confirming (the
  * command hook's deadline; Claude Code gives up at SYNC_HOOK_TIMEOUT_S). */
@@ -85,12 +82,15 @@ export class HookAnswers {
   }
 
   /** A prompt submitted at the session's terminal: the person is there
-   * (DR-0062) — unless it is a message ccmsg put in (its rendering). */
+   * (DR-0062) — unless it is a message ccmsg put in as one (the contract's
+   * rendering, as `codex queue` submits it). */
   private submitted(payload: Record<string, unknown>): Sid | undefined {
     const sid = sidOf(payload);
     if (sid === undefined) return undefined;
     this.deps.sessions.touch(sid);
-    if (!payloadString(payload, "prompt")?.includes(DELIVERY_OPEN)) this.deps.attention.typed(sid);
+    const prompt = payloadString(payload, "prompt");
+    if (prompt === undefined || parseDirectDelivery(prompt) === undefined)
+      this.deps.attention.typed(sid);
     return sid;
   }
 
