@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, statSync } from "node:fs";
 import type { OpName } from "../contract/attributes.js";
 import { PROTOCOL_VERSION } from "../contract/constants.js";
@@ -68,6 +67,8 @@ export async function startDaemon(
     const args = [process.argv[1]!, "daemon", "run", "--state-dir", stateDir, ...extra];
     if (http !== undefined) args.push("--http", http);
     ensureStateDir(stateDir);
+    // Loaded here: every command that finds its instance running goes without.
+    const { spawn } = await import("node:child_process");
     const outFd = openSync(out, sizeOf(out) > OUT_MAX_BYTES ? "w" : "a", 0o600);
     const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, ...args], {
       env: daemonEnv(process.env),

@@ -1,6 +1,7 @@
 import { basename, isAbsolute } from "node:path";
 import type { SessionMeta } from "../contract/peers.js";
 import { git, mainWorktree, repoName } from "../probes/git.js";
+import { gitLayout } from "../probes/git-files.js";
 
 // The meta a session announces when it greets: the same for `ccmsg hello` and
 // for every other command that connects as a session (`subscribe`, `post`,
@@ -24,9 +25,10 @@ export function sessionCwd(
  * directory name), `repo_root` (the main worktree, shared by all worktrees of
  * a repository: what "the same repository" means for candidates) and
  * `branch` (none when detached or before the first commit). Outside a work
- * tree, or without git, only `cwd`. Derived once per directory per process:
- * main.ts starts it early, beside loading the command, as it costs two git
- * processes on the command's way to its greeting. */
+ * tree, or without git, only `cwd`. Read from the repository's files where
+ * they are plain (probes/git-files.ts), else asked of git: two processes on
+ * the command's way to its greeting. Derived once per directory per process;
+ * main.ts starts it early, beside loading the command. */
 export function derivedMeta(cwd: string = sessionCwd()): Promise<SessionMeta> {
   let meta = derived.get(cwd);
   if (meta === undefined) {
@@ -39,6 +41,13 @@ export function derivedMeta(cwd: string = sessionCwd()): Promise<SessionMeta> {
 const derived = new Map<string, Promise<SessionMeta>>();
 
 async function derive(cwd: string): Promise<SessionMeta> {
+  const layout = gitLayout(cwd);
+  if (layout === undefined) return deriveByGit(cwd);
+  return metaOf(cwd, layout.toplevel, layout.commonDir, layout.head, layout.originUrl);
+}
+
+/** The same meta, from git itself. */
+export async function deriveByGit(cwd: string): Promise<SessionMeta> {
   const options = { timeoutMs: GIT_TIMEOUT_MS };
   const [top, origin] = await Promise.all([
     // Before the first commit this exits 128 for HEAD, having printed the rest.
@@ -52,11 +61,27 @@ async function derive(cwd: string): Promise<SessionMeta> {
   const [toplevel, common, head] = top.stdout.trim().split("\n");
   if (top.failure !== undefined && top.failure !== "exit") return { cwd };
   if (!toplevel || !common || !isAbsolute(toplevel)) return { cwd };
-  const root = mainWorktree(cwd, toplevel, common);
+  return metaOf(
+    cwd,
+    toplevel,
+    common,
+    head ?? null,
+    origin.ok ? origin.stdout.trim() || null : null,
+  );
+}
+
+function metaOf(
+  cwd: string,
+  toplevel: string,
+  commonDir: string,
+  head: string | null,
+  originUrl: string | null,
+): SessionMeta {
+  const root = mainWorktree(cwd, toplevel, commonDir);
   const meta: SessionMeta = {
     cwd,
     repo_root: root,
-    repo: repoName(root, origin.ok ? origin.stdout.trim() || null : null),
+    repo: repoName(root, originUrl),
     ws: basename(toplevel),
   };
   if (head?.startsWith("refs/heads/")) meta.branch = head.slice("refs/heads/".length);
