@@ -1,7 +1,7 @@
 import { basename, isAbsolute } from "node:path";
 import type { SessionMeta } from "../contract/peers.js";
-import { git, mainWorktree, repoName } from "../probes/git.js";
 import { gitLayout } from "../probes/git-files.js";
+import { mainWorktree, repoName } from "../probes/repo-names.js";
 
 // The meta a session announces when it greets: the same for `ccmsg hello` and
 // for every other command that connects as a session (`subscribe`, `post`,
@@ -48,6 +48,7 @@ async function derive(cwd: string): Promise<SessionMeta> {
 
 /** The same meta, from git itself. */
 export async function deriveByGit(cwd: string): Promise<SessionMeta> {
+  const { git } = await import("../probes/git.js");
   const options = { timeoutMs: GIT_TIMEOUT_MS };
   const [top, origin] = await Promise.all([
     // Before the first commit this exits 128 for HEAD, having printed the rest.
