@@ -105,6 +105,10 @@ describe("the log file", () => {
     for (let i = 0; i < 50; i++) expect(file.write(line(i))).toBe(true);
     await new Promise((r) => setTimeout(r, 50));
     rmSync(path);
+    // Once the retry has written to the new file it has taken the queue, so
+    // the next line has room (on a busy machine no retry may have run yet,
+    // and a line written now could find the queue still full).
+    await until(() => existsSync(path) && statSync(path).size > 0);
     file.write(line(1000));
     await until(() => existsSync(path) && readFileSync(path, "utf8").includes('"i":1000'));
     await file.close();
