@@ -43,6 +43,7 @@ const derived = new Map<string, Promise<SessionMeta>>();
 async function derive(cwd: string): Promise<SessionMeta> {
   const layout = gitLayout(cwd);
   if (layout === undefined) return deriveByGit(cwd);
+  if (layout === null) return { cwd };
   return metaOf(cwd, layout.toplevel, layout.commonDir, layout.head, layout.originUrl);
 }
 

@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 // (linked worktrees, submodules). Anything that could make git answer
 // otherwise — its environment variables, includes, URL rewriting, another
 // owner (safe.directory), a reftable, a config'd worktree — leaves the answer
-// to git: `undefined` here means "ask git", never "not a repository".
+// to git: `undefined` here means "ask git"; `null`, in no repository.
 
 export interface GitLayout {
   /** The worktree's top level, symlinks resolved (as git prints it). */
@@ -45,11 +45,11 @@ const CONFIG_GIT_DECIDES =
 export function gitLayout(
   cwd: string,
   env: NodeJS.ProcessEnv = process.env,
-): GitLayout | undefined {
+): GitLayout | null | undefined {
   if (GIT_ENV.some((name) => env[name] !== undefined)) return undefined;
   try {
     const found = findDotGit(realpathSync(cwd));
-    if (found === undefined) return undefined;
+    if (found === undefined || found === null) return found;
     const { toplevel, dotGit } = found;
     const gitDir = dotGit.isDirectory ? dotGit.path : linkedGitDir(dotGit.path);
     if (gitDir === undefined) return undefined;
@@ -68,10 +68,12 @@ export function gitLayout(
 }
 
 /** The nearest `.git` at or above `dir`, on the same filesystem and owned by
- * this user (git refuses another owner's repository unless told it is safe). */
+ * this user (git refuses another owner's repository unless told it is safe);
+ * null when there is none up to `/` and no directory on the way is a git dir
+ * itself (a bare repository, or inside `.git`). */
 function findDotGit(
   dir: string,
-): { toplevel: string; dotGit: { path: string; isDirectory: boolean } } | undefined {
+): { toplevel: string; dotGit: { path: string; isDirectory: boolean } } | null | undefined {
   const device = statSync(dir).dev;
   const uid = process.getuid?.();
   for (let at = dir; ; at = dirname(at)) {
@@ -82,8 +84,17 @@ function findDotGit(
       if (!st.isDirectory() && !st.isFile()) return undefined;
       return { toplevel: at, dotGit: { path, isDirectory: st.isDirectory() } };
     }
-    if (dirname(at) === at || statSync(dirname(at)).dev !== device) return undefined;
+    if (looksLikeGitDir(at)) return undefined;
+    if (dirname(at) === at) return null;
+    if (statSync(dirname(at)).dev !== device) return undefined;
   }
+}
+
+/** What git takes for a git dir: HEAD beside objects/ and refs/. */
+function looksLikeGitDir(dir: string): boolean {
+  return ["HEAD", "objects", "refs"].every((name) =>
+    statSync(join(dir, name), { throwIfNoEntry: false }),
+  );
 }
 
 /** The git dir a `.git` file names (`gitdir: <path>`, relative to the file). */

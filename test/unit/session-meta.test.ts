@@ -101,8 +101,16 @@ describe("session meta read from the repository's files", () => {
       '[includeIf "gitdir:~/work/"]\n\tpath = work.conf\n',
     );
     expect(gitLayout(repo, { HOME: tempDir() })).toBeUndefined();
-    // Outside any repository git is asked too (it may be inside a bare one).
-    expect(gitLayout(tempDir(), { HOME: tempDir() })).toBeUndefined();
+    // In no repository: said without git, unless a directory on the way is
+    // a git dir itself (a bare repository, or inside .git).
+    const plain = tempDir();
+    expect(gitLayout(plain, { HOME: tempDir() })).toBeNull();
+    expect(await deriveByGit(plain)).toEqual({ cwd: plain });
+    const bareRepo = join(tempDir(), "store.git");
+    git(tempDir(), "init", "-q", "--bare", bareRepo);
+    mkdirSync(join(bareRepo, "inside"));
+    expect(gitLayout(join(bareRepo, "inside"), { HOME: tempDir() })).toBeUndefined();
+    expect(gitLayout(join(repo, ".git", "refs"), { HOME: tempDir() })).toBeUndefined();
     expect(await derivedMeta(repo)).toEqual(await deriveByGit(repo));
     // A submodule's git dir names its worktree in its config (core.worktree).
     const lib = makeRepo(tempDir(), "lib");
