@@ -1,6 +1,6 @@
 import { basename, isAbsolute } from "node:path";
 import type { SessionMeta } from "../contract/peers.js";
-import { gitLayout } from "../probes/git-files.js";
+import { type GitLayout, gitLayout } from "../probes/git-files.js";
 import { mainWorktree, repoName } from "../probes/repo-names.js";
 
 // The meta a session announces when it greets: the same for `ccmsg hello` and
@@ -44,7 +44,7 @@ async function derive(cwd: string): Promise<SessionMeta> {
   const layout = gitLayout(cwd);
   if (layout === undefined) return deriveByGit(cwd);
   if (layout === null) return { cwd };
-  return metaOf(cwd, layout.toplevel, layout.commonDir, layout.head, layout.originUrl);
+  return metaOf(cwd, layout);
 }
 
 /** The same meta, from git itself. */
@@ -63,22 +63,16 @@ export async function deriveByGit(cwd: string): Promise<SessionMeta> {
   const [toplevel, common, head] = top.stdout.trim().split("\n");
   if (top.failure !== undefined && top.failure !== "exit") return { cwd };
   if (!toplevel || !common || !isAbsolute(toplevel)) return { cwd };
-  return metaOf(
-    cwd,
+  return metaOf(cwd, {
     toplevel,
-    common,
-    head ?? null,
-    origin.ok ? origin.stdout.trim() || null : null,
-  );
+    commonDir: common,
+    head: head ?? null,
+    originUrl: origin.ok ? origin.stdout.trim() || null : null,
+  });
 }
 
-function metaOf(
-  cwd: string,
-  toplevel: string,
-  commonDir: string,
-  head: string | null,
-  originUrl: string | null,
-): SessionMeta {
+/** Both readers' answer as the greeting's meta. */
+function metaOf(cwd: string, { toplevel, commonDir, head, originUrl }: GitLayout): SessionMeta {
   const root = mainWorktree(cwd, toplevel, commonDir);
   const meta: SessionMeta = {
     cwd,

@@ -16,9 +16,9 @@ import {
   conflictedWorktrees,
   type GitProbe,
   probeGit,
-  repoName,
 } from "../probes/git.js";
 import { type GithubFacts, githubFacts } from "../probes/github.js";
+import { repoName } from "../probes/repo-names.js";
 import { readSessionLlm, type SessionLlm } from "../state/llm-session-file.js";
 import { codexConfigHome, stateFiles } from "../state/paths.js";
 import type { CheckRun } from "../store/check-runs.js";

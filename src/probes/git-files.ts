@@ -4,18 +4,18 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 
 // What `git rev-parse --show-toplevel --git-common-dir --symbolic-full-name
 // HEAD` and `git remote get-url origin` would say, read from the repository's
-// files instead of two git processes (about 15 ms of every CLI command that
-// greets as a session, and of every Codex prompt hook). Only the plain
-// layouts are read: a `.git` directory, or a `.git` file naming its git dir
-// (linked worktrees, submodules). Anything that could make git answer
-// otherwise — its environment variables, includes, URL rewriting, another
-// owner (safe.directory), a reftable, a config'd worktree — leaves the answer
-// to git: `undefined` here means "ask git"; `null`, in no repository.
+// files instead of two git processes (~20 ms of a cold `ccmsg post`). Only
+// the plain layouts are read: a `.git` directory, or a `.git` file naming its
+// git dir (linked worktrees). Anything that could make git answer otherwise —
+// its environment variables, includes, URL rewriting, another owner
+// (safe.directory), a reftable, a config'd worktree (submodules), a bare
+// repository — leaves the answer to git: `undefined` here means "ask git";
+// `null`, in no repository.
 
 export interface GitLayout {
   /** The worktree's top level, symlinks resolved (as git prints it). */
   toplevel: string;
-  /** The repository's common git dir, absolute. */
+  /** The repository's common git dir (git itself may print it relative to cwd). */
   commonDir: string;
   /** `refs/heads/<name>` when HEAD names a branch that exists; null when
    * detached or before the first commit. */

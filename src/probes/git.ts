@@ -3,8 +3,6 @@ import { lstat } from "node:fs/promises";
 import { type RunOptions, type RunResult, run } from "./exec.js";
 import { mainWorktree, repoSlug } from "./repo-names.js";
 
-export { mainWorktree, repoName, repoSlug } from "./repo-names.js";
-
 // What git says about a session's worktree: where it is, its branch, its
 // origin, whether it is dirty or mid-merge, and the repository's other
 // worktrees. Every call runs with `--no-optional-locks`, so a HUD refresh never

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { conflictedWorktrees, type GitFacts, probeGit, repoSlug } from "../../src/probes/git.js";
+import { conflictedWorktrees, type GitFacts, probeGit } from "../../src/probes/git.js";
+import { repoSlug } from "../../src/probes/repo-names.js";
 import { conflict, git, makeRepo, tempDir, toolsDir } from "./helpers.js";
 
 async function facts(cwd: string): Promise<GitFacts> {
