@@ -36,7 +36,7 @@ const common = {
   target: "node20",
   chunkNames: "[name]-[hash]",
   // Native or heavy runtime dependencies stay in node_modules.
-  external: ["better-sqlite3", "fastify", "@fastify/static", "pg", "pino", "ws"],
+  external: ["better-sqlite3", "fastify", "@fastify/static", "pg", "ws"],
   sourcemap: true,
   // Which sources each chunk holds: the tests that keep start and the hot
   // commands small read it (test/integration/load-budget.test.ts).

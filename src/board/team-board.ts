@@ -1,8 +1,8 @@
-import type { Logger } from "pino";
 import type { WorkItem, WorkItemsSummary } from "../contract/ecc/board.js";
 import { PgBoardStore } from "../store/pg/board-store.js";
 import { KV_CHANNEL } from "../store/pg/kv-store.js";
 import { TeamKv } from "../store/pg/team-kv.js";
+import type { Logger } from "../util/logger.js";
 import { boardSummaryPg } from "./pg-board.js";
 import { teamStoreLocation } from "./team-store.js";
 

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import {
   type CallerOf,
   gateRefusal,
@@ -17,6 +16,7 @@ import type { Capability, Role } from "../contract/identifiers.js";
 import { OP_SCHEMAS, type OpRequest, type OpResult } from "../contract/schemas.js";
 import { argRuleViolations, isValid, validationErrors } from "../contract/validate.js";
 import { isDamagedError } from "../store/database.js";
+import type { Logger } from "../util/logger.js";
 import type { Forwarder } from "./mesh/forward.js";
 import type { Connection, InboundHandler } from "./wire/connection.js";
 

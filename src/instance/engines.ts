@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import type { MutationRunner } from "../board/runner.js";
 import type { TeamBoard } from "../board/team-board.js";
 import { type CcmsgConfig, loadConfig } from "../config/config.js";
@@ -7,6 +6,7 @@ import type { Capability } from "../contract/identifiers.js";
 import type { InstanceInfo } from "../contract/peers.js";
 import { configFile, stateFiles } from "../state/paths.js";
 import type { Clock } from "../util/clock.js";
+import type { Logger } from "../util/logger.js";
 import { VERSION } from "../util/version.js";
 import { dialogOf } from "./attention/dialog.js";
 import type { Attention } from "./attention/engine.js";

@@ -1,4 +1,4 @@
-import pino, { type Logger } from "pino";
+import type { Logger, LogMethod } from "../util/logger.js";
 import { LOG_FILE_LIMITS, LogFile, type LogFileLimits } from "./log-file.js";
 
 /** What one log record may carry: a client chooses many of the values
@@ -18,38 +18,35 @@ export const LOG_RECORD_LIMITS = {
  * summed up in one line when the second ends. */
 export const REPEATS_PER_SECOND = 100;
 
+/** The numbers a line's `level` carries (the usual JSON-log scale, as
+ * pino and bunyan write it, so their viewers read daemon.log). */
+const LEVELS = { info: 30, warn: 40, error: 50 } as const;
+
 /**
  * The instance log: JSON lines, in order, to `<state dir>/daemon.log`,
- * rotated by size (`LOG_FILE_LIMITS`). Logging can never stop the instance:
- * records are bounded, repeats are limited, and a file that cannot be written
- * loses lines (counted, reported once writing works again) instead of
- * blocking or throwing. `close()` writes what is queued, never waiting long.
+ * rotated by size (`LOG_FILE_LIMITS`). A line is
+ * `{"level":30,"time":<epoch ms>,"pid":…,<fields>,"msg":"…"}`. Logging can
+ * never stop the instance: records are bounded, repeats are limited, and a
+ * file that cannot be written loses lines (counted, reported once writing
+ * works again) instead of blocking or throwing. Nothing is opened until the
+ * first line. `close()` writes what is queued, never waiting long.
  */
 export function openLog(
-  path: string | undefined,
+  path: string,
   limits: Partial<LogFileLimits> = {},
 ): { log: Logger; close(): Promise<void> } {
-  if (path === undefined) return { log: pino({ level: "silent" }), close: async () => {} };
   const file = new LogFile(path, droppedNotice, { ...LOG_FILE_LIMITS, ...limits });
   const repeats = new RepeatLimiter((suppressed) =>
     log.warn({ suppressed }, "repeated log lines suppressed"),
   );
-  const log: Logger = pino(
-    {
-      base: { pid: process.pid },
-      timestamp: pino.stdTimeFunctions.epochTime,
-      formatters: { log: (record) => boundRecord(record) },
-      // boundRecord has already made errors plain fields.
-      serializers: { err: (err: unknown) => err },
-      hooks: {
-        logMethod(args, method) {
-          const msg = typeof args[0] === "string" ? args[0] : args[1];
-          if (repeats.allow(typeof msg === "string" ? msg : "")) method.apply(this, args);
-        },
-      },
-    },
-    file,
-  );
+  const at =
+    (level: keyof typeof LEVELS): LogMethod =>
+    (fieldsOrMsg, msg) => {
+      const fields = typeof fieldsOrMsg === "string" ? {} : fieldsOrMsg;
+      const text = typeof fieldsOrMsg === "string" ? fieldsOrMsg : msg;
+      if (repeats.allow(text ?? "")) file.write(formatLine(LEVELS[level], fields, text));
+    };
+  const log: Logger = { info: at("info"), warn: at("warn"), error: at("error") };
   return {
     log,
     async close() {
@@ -59,7 +56,18 @@ export function openLog(
   };
 }
 
-/** The line that stands for lines a failing file lost (pino's shape). */
+/** One record as its line. The fields are bounded first, so a getter that
+ * throws or a value JSON cannot write costs the fields, never the line. */
+function formatLine(level: number, fields: object, msg: string | undefined): string {
+  const head = { level, time: Date.now(), pid: process.pid };
+  try {
+    return `${JSON.stringify({ ...head, ...boundRecord(fields as Record<string, unknown>), msg })}\n`;
+  } catch (error) {
+    return `${JSON.stringify({ ...head, unwritable: String(error), msg })}\n`;
+  }
+}
+
+/** The line that stands for lines a failing file lost. */
 function droppedNotice(dropped: number): string {
   const record = { level: 40, time: Date.now(), pid: process.pid, dropped };
   return `${JSON.stringify({ ...record, msg: "log lines dropped (the log could not be written)" })}\n`;

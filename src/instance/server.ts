@@ -5,9 +5,9 @@ import { claimingHarness, configHome, stateFiles } from "../state/paths.js";
 import { prepareStateDir } from "../state/state-dir.js";
 import { Clock } from "../util/clock.js";
 import { VERSION } from "../util/version.js";
-import { instanceLog } from "./deferred-log.js";
 import { buildEngines, type EngineInputs } from "./engines.js";
 import type { startHttp, TakenPort } from "./http/listener.js";
+import { openLog } from "./log.js";
 import { stopInstance } from "./shutdown.js";
 import { loadOrMintInstanceId } from "./store/identity.js";
 import { type InstanceStore, openInstanceStore } from "./store/instance-store.js";
@@ -44,8 +44,8 @@ export interface RunningInstance extends TakenPort {
  * Start an instance — the composition root, wiring only: the state directory,
  * the single-instance lock, the id, the store, the engines, then the listeners
  * (the local socket first, then HTTP: DR-0007) and finally `instance.json`,
- * which is how others find what was bound. The log, HTTP and the inbox's
- * compaction come after the socket listens; schemas compile on first use (DR-0022).
+ * which is how others find what was bound. HTTP and the inbox's compaction
+ * come after the socket listens; schemas compile on first use (DR-0022).
  */
 export async function startInstance(options: InstanceOptions): Promise<RunningInstance> {
   const files = stateFiles(options.stateDir);
@@ -55,7 +55,8 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
   // Test hooks: a small log rotation size; an instance that starts "later"
   // (a restart after days passed).
   const hook = (name: string) => (options.testHooks ? Number(env[name]) || undefined : undefined);
-  const logFile = instanceLog(files.log, hook("CCMSG_TEST_LOG_MAX_BYTES"));
+  const maxBytes = hook("CCMSG_TEST_LOG_MAX_BYTES");
+  const logFile = openLog(files.log, maxBytes ? { maxBytes } : {});
   const { log } = logFile;
   const release = async () => {
     await logFile.close();
@@ -101,7 +102,6 @@ export async function startInstance(options: InstanceOptions): Promise<RunningIn
     };
     const listening = await keepSocket(files.socket, accept, log);
     uds = listening;
-    void logFile.load();
     engines.boardSync.start();
     const compacted = engines.search.ready.then(() => opened.compact(startedAt));
     if (options.http !== null) {

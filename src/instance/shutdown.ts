@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
-import type { Logger } from "pino";
 import type { MutationRunner } from "../board/runner.js";
 import { encodeEvent } from "../contract/frames.js";
+import type { Logger } from "../util/logger.js";
 import type { WorkItemsTopic } from "./board/work-items-topic.js";
 import type { Dispatcher } from "./dispatch.js";
 import type { Sessions } from "./sessions/sessions.js";

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import { MAX_FRAME_BYTES, VALUE_TOPIC_INTERVAL_MS } from "../contract/constants.js";
 import { encodeTopicFrame, topicDataBudget, utf8Length } from "../contract/frames.js";
 import {
@@ -8,6 +7,7 @@ import {
   type TopicAttributes,
   type TopicKind,
 } from "../contract/topics.js";
+import type { Logger } from "../util/logger.js";
 import type { Connection } from "./wire/connection.js";
 
 /** Computes the current value of a value topic (`whole`/`per_instance_whole`)

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
 import { fileKv, Kv } from "../../src/instance/kv/kv.js";
 import { KvReplication } from "../../src/instance/mesh/kv-replication.js";
 import { type InstanceStore, openInstanceStore } from "../../src/instance/store/instance-store.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
 import { Clock } from "../../src/util/clock.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { type MemoryMesh, memoryMesh } from "./memory-mesh.js";
 
 /** A clock the test sets; each replica has its own (clocks need not agree). */
@@ -43,7 +43,7 @@ export interface StateRow {
   deleted: number;
 }
 
-const silent = pino({ level: "silent" });
+const silent = silentLogger;
 
 export function openReplica(id: string, path: string, mesh: MemoryMesh, clock: TestClock): Replica {
   const store = openInstanceStore(path, silent);

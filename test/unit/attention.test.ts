@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkConfig } from "../../src/config/config.js";
 import type { AttentionItem } from "../../src/contract/attention.js";
@@ -11,6 +10,7 @@ import { TopicHub } from "../../src/instance/topic-hub.js";
 import { AttentionStore } from "../../src/store/attention.js";
 import { CommitQueue } from "../../src/store/commit-queue.js";
 import { Clock } from "../../src/util/clock.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { closeInboxes, openInbox } from "../helpers/db.js";
 import { TestClock } from "../helpers/kv-replicas.js";
 
@@ -54,7 +54,7 @@ function queue(
   const ended: AttentionItem[] = [];
   const attention = new Attention({
     ...{ instanceId: INSTANCE, store: records, clock: o.clock ?? new Clock() },
-    ...{ hub: new TopicHub(INSTANCE, pino({ level: "silent" })), log: pino({ level: "silent" }) },
+    ...{ hub: new TopicHub(INSTANCE, silentLogger), log: silentLogger },
     holdMs: { claude: o.holdMs ?? 60_000, codex: o.codexHoldMs ?? 60_000 },
     ...{ pollMs: 10, atTerminalMs: o.atTerminalMs ?? 60_000 },
     dialog: async () => dialog,

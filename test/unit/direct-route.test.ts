@@ -1,8 +1,8 @@
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { refusalIn } from "../../src/harness/claude/messaging-socket.js";
 import { DirectRoute, harnessMsgId } from "../../src/instance/messaging/direct-route.js";
 import type { InboxStore } from "../../src/store/inbox.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { FakeHarness } from "../helpers/fake-harness.js";
 import { isolatedHome } from "../helpers/instance.js";
 
@@ -91,7 +91,7 @@ describe("finding the recipient's state file", () => {
         delivered: () => {},
       },
       () => Date.now(),
-      pino({ enabled: false }),
+      silentLogger,
     );
     const message = {
       mid: "i/1",
@@ -129,7 +129,7 @@ describe("finding the recipient's state file", () => {
         delivered: () => {},
       },
       () => Date.now(),
-      pino({ enabled: false }),
+      silentLogger,
     );
     expect(await quick.send(sid, 2, { ...message, mid: "i/2" })).toEqual({ delivered: true });
     expect(calls).toEqual(["recordDelivered"]);

@@ -1,4 +1,3 @@
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { OP_NAMES, type OpName, opAttributes } from "../../src/contract/attributes.js";
 import { PROTOCOL_VERSION } from "../../src/contract/constants.js";
@@ -8,6 +7,7 @@ import { OP_FIXTURES } from "../../src/contract/fixtures/index.js";
 import { CAPABILITIES, type Capability } from "../../src/contract/identifiers.js";
 import { Dispatcher, type Handlers } from "../../src/instance/dispatch.js";
 import { Connection } from "../../src/instance/wire/connection.js";
+import { type Logger, silentLogger } from "../../src/util/logger.js";
 import { memoryTransport } from "../helpers/memory-transport.js";
 
 const INSTANCE = "0".repeat(32);
@@ -29,7 +29,10 @@ function req(op: OpName, extra: Record<string, unknown> = {}): Record<string, un
 
 function dispatcher(handlers: Handlers = {}, capabilities: Capability[] = []) {
   const logged: Record<string, unknown>[] = [];
-  const log = pino({ level: "error" }, { write: (s: string) => logged.push(JSON.parse(s)) });
+  const log: Logger = {
+    ...silentLogger,
+    error: (fields, msg) => logged.push({ ...(fields as object), msg }),
+  };
   const d = new Dispatcher({
     ...{ instanceId: INSTANCE, handlers, admin: {}, capabilities: new Set(capabilities) },
     ...{ log, onRequest: () => {} },

@@ -1,4 +1,3 @@
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import {
   encodeFailure,
@@ -13,6 +12,7 @@ import {
 import { parseTopic } from "../../src/contract/topics.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
 import { Connection } from "../../src/instance/wire/connection.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { memoryTransport } from "../helpers/memory-transport.js";
 
 // Issue 8, item 12: the encoders never write a frame over MAX_FRAME_BYTES.
@@ -115,7 +115,7 @@ describe("fitPeers", () => {
 
 describe("the topic hub", () => {
   function subscribed(kind: string, snapshot: () => unknown) {
-    const hub = new TopicHub(INSTANCE, pino({ level: "silent" }));
+    const hub = new TopicHub(INSTANCE, silentLogger);
     hub.provideSnapshot(kind as never, snapshot);
     const transport = memoryTransport();
     const conn = new Connection(transport, { frame: () => {}, oversized: () => {} });

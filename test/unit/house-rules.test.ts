@@ -142,7 +142,6 @@ describe("the house", () => {
       .map((e) => e.name)
       .sort();
     expect(root).toEqual([
-      "deferred-log.ts",
       "dispatch.ts",
       "engines.ts",
       "log-file.ts",

@@ -151,3 +151,46 @@ describe("the instance log's repeats", () => {
     expect(summary?.suppressed).toEqual({ "session declared stopping": 300 - REPEATS_PER_SECOND });
   });
 });
+
+describe("the instance log's lines", () => {
+  it("are JSON lines in order: level, time, pid, the record's fields (bounded, errors made plain), then msg", async () => {
+    const path = join(tempDir(), "daemon.log");
+    const { log, close } = openLog(path);
+    const before = Date.now();
+    log.info({ sid: "s1", reason: "r".repeat(5000) }, "session declared stopping");
+    log.warn("no fields");
+    log.error({ err: Object.assign(new Error("disk gone"), { code: "EIO" }) }, "write failed");
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    log.info({ cyclic, n: 10n }, "odd values");
+    // A getter that throws costs the record's fields, never the line.
+    log.warn(
+      Object.defineProperty({}, "bad", {
+        enumerable: true,
+        get() {
+          throw new Error("no");
+        },
+      }),
+      "a field that cannot be read",
+    );
+    await close();
+    const raw = readFileSync(path, "utf8").split("\n").filter(Boolean);
+    expect(raw[0]).toMatch(/^\{"level":30,"time":\d+,"pid":\d+,"sid":"s1","reason":"r+…/);
+    expect(raw[0]!.endsWith(`"msg":"session declared stopping"}`)).toBe(true);
+    const got = raw.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(got.map((l) => [l.level, l.msg])).toEqual([
+      [30, "session declared stopping"],
+      [40, "no fields"],
+      [50, "write failed"],
+      [30, "odd values"],
+      [40, "a field that cannot be read"],
+    ]);
+    expect(got[0]!.pid).toBe(process.pid);
+    expect(got[0]!.time as number).toBeGreaterThanOrEqual(before);
+    expect((got[0]!.reason as string).length).toBeLessThan(LOG_RECORD_LIMITS.string + 40);
+    expect(got[2]!.err).toMatchObject({ type: "Error", message: "disk gone", code: "EIO" });
+    expect(got[3]!.n).toBe("10");
+    expect(JSON.stringify(got[3]!.cyclic)).toContain("[…]");
+    expect(got[4]!.unwritable).toContain("no");
+  });
+});

@@ -1,4 +1,3 @@
-import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Identity } from "../../src/contract/envelope.js";
 import { contractError } from "../../src/contract/errors.js";
@@ -6,6 +5,7 @@ import { Dispatcher, type Handlers } from "../../src/instance/dispatch.js";
 import { Forwarder, SUBJECT_SID_OPS } from "../../src/instance/mesh/forward.js";
 import { OwnerIndex } from "../../src/instance/mesh/owners.js";
 import { Connection } from "../../src/instance/wire/connection.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { FakeMesh } from "../helpers/fake-mesh.js";
 import { memoryTransport } from "../helpers/memory-transport.js";
 
@@ -15,7 +15,7 @@ const C = "c".repeat(32);
 const ON_A = "0a0a0a0a-0a0a-4a0a-8a0a-0a0a0a0a0a0a";
 const ON_C = "0c0c0c0c-0c0c-4c0c-8c0c-0c0c0c0c0c0c";
 const NOWHERE = "0f0f0f0f-0f0f-4f0f-8f0f-0f0f0f0f0f0f";
-const silent = pino({ level: "silent" });
+const silent = silentLogger;
 
 function peersOf(instance: string, live: string[], lost: string[] = []) {
   const row = (sid: string) => ({ sid, instance, repo: "r", ws: "w", cwd: "/r" });

@@ -1,4 +1,3 @@
-import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { foldTopicFrame } from "../../src/contract/index.js";
 import { parseTopic } from "../../src/contract/topics.js";
@@ -7,6 +6,7 @@ import { MeshRelay, RELAY_RETENTION_MS, RELAYED_KINDS } from "../../src/instance
 import { TopicHub } from "../../src/instance/topic-hub.js";
 import { Connection } from "../../src/instance/wire/connection.js";
 import { Clock } from "../../src/util/clock.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { FakeMesh } from "../helpers/fake-mesh.js";
 import { memoryTransport } from "../helpers/memory-transport.js";
 
@@ -39,7 +39,7 @@ function peersValue(instance: string, sids: string[]) {
 }
 
 function setUp() {
-  const hub = new TopicHub(A, pino({ level: "silent" }));
+  const hub = new TopicHub(A, silentLogger);
   hub.provideValue("peers", () => peersValue(A, []));
   hub.provideValue("agents", () => ({ agents: [] }));
   const port = new FakeMesh(A, [B, C]);
@@ -47,7 +47,7 @@ function setUp() {
   port.setLink(C, true);
   const owners = new OwnerIndex();
   const clock = new Clock(0);
-  const relay = new MeshRelay(port, hub, owners, clock, pino({ level: "silent" }));
+  const relay = new MeshRelay(port, hub, owners, clock, silentLogger);
   return { hub, port, owners, relay, clock };
 }
 

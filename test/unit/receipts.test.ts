@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { InboxMessage } from "../../src/contract/messaging.js";
 import {
@@ -10,6 +9,7 @@ import {
 import { parseRecord } from "../../src/harness/transcript-lines.js";
 import { Receipts, UNSEEN_AFTER_MS } from "../../src/instance/messaging/receipts.js";
 import { TopicHub } from "../../src/instance/topic-hub.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { closeInboxes, openInbox } from "../helpers/db.js";
 
 afterEach(closeInboxes);
@@ -132,11 +132,11 @@ function message(counter: number): InboxMessage {
 
 function rig() {
   const { inbox } = openInbox();
-  const hub = new TopicHub(INSTANCE, pino({ level: "silent" }));
+  const hub = new TopicHub(INSTANCE, silentLogger);
   let listener: (events: ReceiptEvent[]) => void = () => {};
   const told: string[] = [];
   const receipts = new Receipts({
-    ...{ instanceId: INSTANCE, inbox, hub, log: pino({ level: "silent" }) },
+    ...{ instanceId: INSTANCE, inbox, hub, log: silentLogger },
     evidence: { onReceipts: (l) => (listener = l), receiptsUnavailable: () => undefined },
     live: () => true,
     label: (sid) => sid,

@@ -1,9 +1,9 @@
-import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { foldTopicFrame, MAX_FRAME_BYTES } from "../../src/contract/index.js";
 import { parseTopic } from "../../src/contract/topics.js";
 import { snapshotChunks, TopicHub, VALUE_TOPIC_PACE } from "../../src/instance/topic-hub.js";
 import { Connection } from "../../src/instance/wire/connection.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { memoryTransport } from "../helpers/memory-transport.js";
 
 const INSTANCE = "0123456789abcdef0123456789abcdef";
@@ -25,7 +25,7 @@ function hubServing(
   values: Record<string, () => unknown>,
   snapshots: Record<string, () => unknown> = {},
 ) {
-  const hub = new TopicHub(INSTANCE, pino({ level: "silent" }));
+  const hub = new TopicHub(INSTANCE, silentLogger);
   for (const [kind, provider] of Object.entries(values)) hub.provideValue(kind as never, provider);
   for (const [kind, provider] of Object.entries(snapshots))
     hub.provideSnapshot(kind as never, provider);

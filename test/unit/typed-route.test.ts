@@ -8,10 +8,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import type { LiveSessionFile } from "../../src/harness/claude/session-files.js";
 import { TypedRoute } from "../../src/instance/messaging/typed-route.js";
+import { silentLogger } from "../../src/util/logger.js";
 
 // The typed route's own decisions (DR-0055), against a fake `tmux` on PATH
 // that shows a given screen, logs what it is asked, and — when told to —
@@ -59,7 +59,7 @@ if (argv.includes("send-keys") && ${records}) fs.appendFileSync(${JSON.stringify
   };
   const route = new TypedRoute(
     { enabled: true, home, env: { PATH: `${root}:/usr/bin:/bin` }, find: async () => state },
-    pino({ enabled: false }),
+    silentLogger,
   );
   const calls = () =>
     existsSync(log)

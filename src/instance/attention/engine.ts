@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import type {
   AttentionDecideArgs,
   AttentionDecideResult,
@@ -16,6 +15,7 @@ import {
 } from "../../harness/permission-request.js";
 import type { AttentionStore } from "../../store/attention.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { TopicHub } from "../topic-hub.js";
 
 // The attention queue (DR-0062). A harness's PermissionRequest hook asks;

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import {
   ATTENTION_AT_TERMINAL_DEFAULT_MS,
   ATTENTION_CODEX_HOLD_DEFAULT_MS,
@@ -10,6 +9,7 @@ import { AttentionStore } from "../../store/attention.js";
 import type { CommitQueue } from "../../store/commit-queue.js";
 import type { Db } from "../../store/database.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Contribution } from "../dispatch.js";
 import type { Kv } from "../kv/kv.js";
 import type { MeshPort } from "../mesh/port.js";

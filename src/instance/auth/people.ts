@@ -1,8 +1,8 @@
 import { hostname } from "node:os";
-import type { Logger } from "pino";
 import type { HttpConfig } from "../../config/config.js";
 import { isLoopbackHost, parseHostPort } from "../../net/address.js";
 import { AuthRecordsStore } from "../../store/auth-records.js";
+import type { Logger } from "../../util/logger.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import { PersonAuth } from "./person-auth.js";
 

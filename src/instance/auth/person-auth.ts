@@ -1,5 +1,4 @@
 import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from "node:crypto";
-import type { Logger } from "pino";
 import type {
   AuthAssertArgs,
   AuthChallenge,
@@ -14,6 +13,7 @@ import type {
 import { AUTH_CHALLENGE_TTL_MS, FAMILY_TOMBSTONE_RETENTION_MS } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
 import type { AuthRecordsStore, CredentialRow } from "../../store/auth-records.js";
+import type { Logger } from "../../util/logger.js";
 
 /** How long a registration URL lives (contract §9.5). */
 export const REGISTRATION_TTL_MS = 10 * 60_000;

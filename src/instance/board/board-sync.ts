@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import type { MutationRunner } from "../../board/runner.js";
 import type { SyncApplied, SyncResult } from "../../board/sync/apply.js";
 import type { CcmsgConfig } from "../../config/config.js";
@@ -6,6 +5,7 @@ import type { WorkItem } from "../../contract/ecc/board.js";
 import type { Db } from "../../store/database.js";
 import { isStoreBusy } from "../../store/state-store.js";
 import type { SyncSource } from "../../store/sync-runs.js";
+import type { Logger } from "../../util/logger.js";
 
 // The board's syncs on the interval the config sets (`sync.github.
 // interval_seconds`, `sync.linear.interval_seconds`), inside the instance

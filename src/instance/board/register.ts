@@ -1,7 +1,7 @@
-import type { Logger } from "pino";
 import { MutationRunner } from "../../board/runner.js";
 import type { TeamBoard } from "../../board/team-board.js";
 import type { CcmsgConfig } from "../../config/config.js";
+import type { Logger } from "../../util/logger.js";
 import type { Contribution } from "../dispatch.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import type { TopicHub } from "../topic-hub.js";

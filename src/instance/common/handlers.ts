@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import { gateRefusal } from "../../contract/attributes.js";
 import { PROTOCOL_VERSION } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
@@ -6,6 +5,7 @@ import type { Capability, InstanceId } from "../../contract/identifiers.js";
 import { SESSION_META_KEYS, type SessionMeta } from "../../contract/peers.js";
 import { parseTopic, TOPIC_ATTRIBUTES } from "../../contract/topics.js";
 import { containmentRefusal } from "../../harness/transcript-files.js";
+import type { Logger } from "../../util/logger.js";
 import type { Handlers } from "../dispatch.js";
 import type { Mesh } from "../mesh/mesh.js";
 import type { Messaging } from "../messaging/engine.js";

@@ -1,11 +1,11 @@
 import type { IncomingMessage, Server } from "node:http";
-import type { Logger } from "pino";
 import type { ControlPaneDeps } from "../../board/http.js";
 import type { HttpConfig } from "../../config/config.js";
 import { HOOK_PATH } from "../../harness/plugin/claude-paths.js";
 import { isLoopbackHost, parseHostPort } from "../../net/address.js";
 import { isLoopbackAddress } from "../../net/address-list.js";
 import { type InstanceRun, loadOrMintOwnerSecret } from "../../state/owner-credential.js";
+import type { Logger } from "../../util/logger.js";
 import type { AttentionHttpDeps } from "../attention/http.js";
 import type { PersonAuth } from "../auth/person-auth.js";
 import type { HookAnswers } from "../hooks/answers.js";

@@ -1,6 +1,6 @@
-import type { Logger } from "pino";
 import type { TeamBoard } from "../../board/team-board.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Contribution } from "../dispatch.js";
 import type { InstanceStore } from "../store/instance-store.js";
 import type { TopicHub } from "../topic-hub.js";

@@ -1,6 +1,6 @@
-import type { Logger } from "pino";
 import { parseReservation, RESERVATIONS_NS } from "../../contract/reservations.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Kv } from "./kv.js";
 
 /** setTimeout's longest delay (about 24.8 days); a later expiry re-arms. */

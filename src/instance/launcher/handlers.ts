@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { Logger } from "pino";
 import { readConfig } from "../../config/config.js";
 import type { LauncherConfig } from "../../config/launcher.js";
 import { ContractError, contractError } from "../../contract/errors.js";
@@ -24,6 +23,7 @@ import {
 } from "../../harness/tmux.js";
 import { addWorktree, worktreePath, worktreeRoots } from "../../probes/git.js";
 import { configFile } from "../../state/paths.js";
+import type { Logger } from "../../util/logger.js";
 import type { Handlers } from "../dispatch.js";
 import type { HarnessKind, Presence } from "../sessions/presence.js";
 import { dirTree } from "./dir-tree.js";

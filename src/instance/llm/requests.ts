@@ -1,8 +1,8 @@
-import type { Logger } from "pino";
 import type { LlmRequestInfo } from "../../contract/llm.js";
 import { cacheWindowEnd, decideMainSeries } from "../../contract/llm-main.js";
 import type { LlmEvent } from "../../gateway/event.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 

@@ -1,9 +1,9 @@
-import type { Logger } from "pino";
 import { DEFAULT_GATEWAY_UPSTREAM, type LlmConfig } from "../../config/llm.js";
 import type { Capability } from "../../contract/identifiers.js";
 import type { LlmEvent } from "../../gateway/event.js";
 import { LlmUsageStore } from "../../store/llm-usage.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Contribution } from "../dispatch.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { InstanceStore } from "../store/instance-store.js";

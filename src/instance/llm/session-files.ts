@@ -1,8 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Logger } from "pino";
 import { writeFileAtomicAsync } from "../../state/atomic-write.js";
 import { type SessionLlm, sessionLlmDir } from "../../state/llm-session-file.js";
+import type { Logger } from "../../util/logger.js";
 
 /** A session's file is rewritten at most this often. */
 const WRITE_EVERY_MS = 250;

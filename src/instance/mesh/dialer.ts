@@ -1,7 +1,7 @@
-import type { Logger } from "pino";
 import { PROTOCOL_VERSION } from "../../contract/constants.js";
 import { encodeRequest } from "../../contract/frames.js";
 import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
+import type { Logger } from "../../util/logger.js";
 import { VERSION } from "../../util/version.js";
 import { Connection, type InboundHandler } from "../wire/connection.js";
 import { dialLink } from "./dial.js";

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import type { Logger } from "pino";
 import { KV_TOMBSTONE_RETENTION_MS, MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { KvKey, Namespace, Timestamp } from "../../contract/identifiers.js";
 import type { KvEntry } from "../../contract/kv.js";
 import { isValid } from "../../contract/validate.js";
 import type { KvChange, KvStore } from "../../store/kv.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Kv } from "../kv/kv.js";
 import type { MeshFrame, MeshPort } from "./port.js";
 

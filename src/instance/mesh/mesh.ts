@@ -1,5 +1,4 @@
 import { hostname } from "node:os";
-import type { Logger } from "pino";
 import {
   type MeshListing,
   normalizeEndpoint,
@@ -11,6 +10,7 @@ import { ContractError, contractError } from "../../contract/errors.js";
 import { encodeFailure } from "../../contract/frames.js";
 import { INSTANCE_ID_PATTERN } from "../../contract/identifiers.js";
 import type { InstanceInfo } from "../../contract/peers.js";
+import type { Logger } from "../../util/logger.js";
 import type { Dispatcher } from "../dispatch.js";
 import type { Connection, InboundHandler } from "../wire/connection.js";
 import { Dialer } from "./dialer.js";

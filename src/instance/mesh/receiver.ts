@@ -1,4 +1,4 @@
-import type { Logger } from "pino";
+import type { Logger } from "../../util/logger.js";
 import type { Connection } from "../wire/connection.js";
 import { fetchKey } from "./dial.js";
 import { type Claim, parseObject } from "./frames.js";

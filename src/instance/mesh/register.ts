@@ -1,6 +1,6 @@
-import type { Logger } from "pino";
 import { type MeshConfig, readPeersFile } from "../../config/mesh.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Contribution } from "../dispatch.js";
 import type { Kv } from "../kv/kv.js";
 import type { Presence } from "../sessions/presence.js";

@@ -1,7 +1,7 @@
-import type { Logger } from "pino";
 import type { Identity } from "../../contract/envelope.js";
 import { TOPIC_ATTRIBUTES, TOPIC_KINDS, type TopicKind } from "../../contract/topics.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { TopicHub } from "../topic-hub.js";
 import type { OwnerIndex } from "./owners.js";
 import type { MeshPort, RelayedFrame } from "./port.js";

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import type { Logger } from "pino";
 import { loadConfig } from "../../config/config.js";
 import { INBOX_RETENTION_MS } from "../../contract/constants.js";
 import { renderDirectDelivery } from "../../contract/direct-delivery.js";
@@ -15,6 +14,7 @@ import { locateTranscript } from "../../harness/transcript-files.js";
 import { transcriptMentions } from "../../harness/transcript-mentions.js";
 import { configFile } from "../../state/paths.js";
 import type { InboxStore } from "../../store/inbox.js";
+import type { Logger } from "../../util/logger.js";
 
 // Route (a) of message delivery (contract §7.7 step 3, harness.md §5.2, §7.3;
 // DR-0026): straight into the recipient's harness, before the `inbox` topic.

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import type { HandOverMode } from "../../contract/connect.js";
 import { INBOX_MAX_PER_SID, INBOX_RETENTION_MS } from "../../contract/constants.js";
 import { ContractError, contractError } from "../../contract/errors.js";
@@ -17,6 +16,7 @@ import { type CandidateSession, type LastLiveSession, lostStateOf } from "../../
 import type { InboxStore } from "../../store/inbox.js";
 import type { NotificationsStore } from "../../store/notifications.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import type { Connection } from "../wire/connection.js";

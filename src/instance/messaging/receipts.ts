@@ -1,8 +1,8 @@
-import type { Logger } from "pino";
 import { isMid, parseMid, type Sid } from "../../contract/identifiers.js";
 import type { Receipt, ReceiptRoute } from "../../contract/receipts.js";
 import type { ReceiptEvent } from "../../harness/receipt-evidence.js";
 import type { DeliveredRow, InboxStore, ReceiptRow, RouteSide } from "../../store/inbox.js";
+import type { Logger } from "../../util/logger.js";
 import type { TopicHub } from "../topic-hub.js";
 import type { Connection } from "../wire/connection.js";
 

@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { Contribution } from "../dispatch.js";
 import type { Forwarder } from "../mesh/forward.js";
 import type { HarnessKind } from "../sessions/presence.js";

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import type { Sid } from "../../contract/identifiers.js";
 import { promptBox, typeable } from "../../harness/claude/prompt-box.js";
 import {
@@ -9,6 +8,7 @@ import {
 import { capturePane, type TmuxPane, typeLine } from "../../harness/tmux.js";
 import { locateTranscript } from "../../harness/transcript-files.js";
 import { transcriptEnd, typedTurnAt } from "../../harness/transcript-mentions.js";
+import type { Logger } from "../../util/logger.js";
 
 // The typed route (DR-0055): a person's message typed into the session's
 // tmux pane, so Claude Code records it as the person's own prompt (a plain

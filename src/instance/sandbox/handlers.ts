@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import { contractError } from "../../contract/errors.js";
+import type { Logger } from "../../util/logger.js";
 import type { Handlers } from "../dispatch.js";
 import { isRefusal } from "../files/checked-open.js";
 import { openForRead, type SurfaceDeps } from "../files/session-surfaces.js";

@@ -1,6 +1,6 @@
-import type { Logger } from "pino";
 import type { Capability } from "../../contract/identifiers.js";
 import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import { lazyHandlers } from "../common/lazy-ops.js";
 import type { Contribution } from "../dispatch.js";
 import type { SurfaceDeps } from "../files/session-surfaces.js";

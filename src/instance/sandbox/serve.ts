@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import type { Logger } from "pino";
+import type { Logger } from "../../util/logger.js";
 import { isRefusal } from "../files/checked-open.js";
 import { codeOf } from "../files/op-codes.js";
 import { openForRead, type SurfaceDeps } from "../files/session-surfaces.js";

@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
-import type { Logger } from "pino";
 import type { AttentionItem } from "../../contract/attention.js";
 import { contractError } from "../../contract/errors.js";
 import type { InboxMessage, Notification } from "../../contract/messaging.js";
@@ -11,6 +10,7 @@ import type { FoundSession, SearchRequest } from "../../harness/transcript-searc
 import { openDatabase } from "../../store/database.js";
 import type { DocRow } from "../../store/search-index.js";
 import type { SearchArgs } from "../../store/search-query.js";
+import type { Logger } from "../../util/logger.js";
 import type { IndexEvent, IndexJob, IndexRequest } from "./index-worker.js";
 import type { QueryJob, QueryQuestion, QueryReply, QueryRequest } from "./query-worker.js";
 import { attentionRow, messageRow, notificationRow } from "./rows.js";

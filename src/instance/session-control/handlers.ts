@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import type { Logger } from "pino";
 import { loadConfig } from "../../config/config.js";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
@@ -18,6 +17,7 @@ import {
 import { typeLine } from "../../harness/tmux.js";
 import { compileSearch, type FoundSession } from "../../harness/transcript-search.js";
 import { configFile } from "../../state/paths.js";
+import type { Logger } from "../../util/logger.js";
 import type { Handlers } from "../dispatch.js";
 import type { SearchEngine } from "../search/engine.js";
 import type { HarnessKind, Presence } from "../sessions/presence.js";

@@ -1,10 +1,10 @@
 import { Worker } from "node:worker_threads";
-import type { Logger } from "pino";
 import type {
   FoundSession,
   SearchHarness,
   SearchRequest,
 } from "../../harness/transcript-search.js";
+import type { Logger } from "../../util/logger.js";
 import type { SearchEngine } from "../search/engine.js";
 import { indexable } from "../search/sessions.js";
 import type { SearchJob, SearchMessage } from "./search-worker.js";

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import { utf8Length } from "../../contract/frames.js";
 import {
   type InstanceInfo,
@@ -7,6 +6,7 @@ import {
   type PeerInfo,
   peersCutOrder,
 } from "../../contract/peers.js";
+import type { Logger } from "../../util/logger.js";
 import type { Sessions } from "./sessions.js";
 
 /** One row serialised, and its size in a list (its comma counted). */

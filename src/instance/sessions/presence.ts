@@ -1,6 +1,5 @@
 import { type FSWatcher, watch } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { Logger } from "pino";
 import type { AgentInfo, AgentsData } from "../../contract/agents.js";
 import { utf8Length } from "../../contract/frames.js";
 import { isSid, type Sid } from "../../contract/identifiers.js";
@@ -13,6 +12,7 @@ import {
 } from "../../harness/claude/session-files.js";
 import { readThreadLocks } from "../../harness/codex/thread-locks.js";
 import { freshReads } from "../../harness/fresh-read.js";
+import type { Logger } from "../../util/logger.js";
 import type { TopicHub } from "../topic-hub.js";
 import type { HarnessPresence, Sessions } from "./sessions.js";
 

@@ -1,4 +1,3 @@
-import type { Logger } from "pino";
 import { INBOX_RETENTION_MS } from "../../contract/constants.js";
 import { NOTIFICATIONS_KEPT, NOTIFICATIONS_RETENTION_MS } from "../../contract/notifications.js";
 import { CommitQueue } from "../../store/commit-queue.js";
@@ -10,6 +9,7 @@ import { LastLiveStore } from "../../store/last-live.js";
 import { openStateStore } from "../../store/migrated-store.js";
 import { NotificationsStore } from "../../store/notifications.js";
 import type { StateStore } from "../../store/state-store.js";
+import type { Logger } from "../../util/logger.js";
 
 /** The instance's one SQLite file and the table families on it. */
 export interface InstanceStore {

@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import type { TranscriptHarness } from "../../harness/transcript-files.js";
+import type { Logger } from "../../util/logger.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import { TranscriptFeeds } from "./feeds.js";

@@ -1,9 +1,9 @@
 import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
-import type { Logger } from "pino";
 import { freshReads } from "../../harness/fresh-read.js";
 import { locateTranscript, type TranscriptHarness } from "../../harness/transcript-files.js";
 import { readLines, type TranscriptLine } from "../../harness/transcript-lines.js";
+import type { Logger } from "../../util/logger.js";
 
 // One tail and one fold per transcript (harness.md §6.2 "reading rules"): a
 // feed reads the file once from the start in bounded chunks, then follows its

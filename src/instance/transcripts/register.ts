@@ -1,4 +1,4 @@
-import type { Logger } from "pino";
+import type { Logger } from "../../util/logger.js";
 import type { Contribution } from "../dispatch.js";
 import type { HarnessKind } from "../sessions/presence.js";
 import type { Sessions } from "../sessions/sessions.js";

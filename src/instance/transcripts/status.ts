@@ -1,5 +1,4 @@
 import { stat } from "node:fs/promises";
-import type { Logger } from "pino";
 import { utf8Length } from "../../contract/frames.js";
 import type { SessionErrorEntry, SessionStatusSnapshot } from "../../contract/session-status.js";
 import { readTodoFile } from "../../harness/claude/todos.js";
@@ -9,6 +8,7 @@ import { foldLines } from "../../harness/session-fold.js";
 import { ms, type StatusFacts, statusSnapshot } from "../../harness/status-snapshot.js";
 import { listSubagents } from "../../harness/transcript-files.js";
 import { readLines } from "../../harness/transcript-lines.js";
+import type { Logger } from "../../util/logger.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { TopicHub } from "../topic-hub.js";
 import { emptySessionStatus } from "./empty-status.js";

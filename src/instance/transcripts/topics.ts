@@ -1,5 +1,5 @@
-import type { Logger } from "pino";
 import { parseTopic } from "../../contract/topics.js";
+import type { Logger } from "../../util/logger.js";
 import type { TopicHub } from "../topic-hub.js";
 import type { Feed, FeedConsumer, TranscriptFeeds } from "./feeds.js";
 

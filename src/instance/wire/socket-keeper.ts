@@ -1,7 +1,7 @@
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { Server } from "node:net";
-import type { Logger } from "pino";
+import type { Logger } from "../../util/logger.js";
 import type { Accept } from "./transport.js";
 import { listenUnix } from "./uds.js";
 
