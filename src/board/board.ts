@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   boardRequestErrors,
   type WorkItem,
@@ -19,6 +18,7 @@ import { snapshotItem } from "../contract/ecc/snapshot-item.js";
 import { type ContractError, contractError } from "../contract/errors.js";
 import type { StateStore } from "../store/state-store.js";
 import { type StatusCounts, WorkItemsStore } from "../store/work-items.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
 
 // The work board's rules (ecc-surfaces §4). Every mutation is one store
 // transaction — read, check, write — taken with BEGIN IMMEDIATE, so a claim
@@ -185,7 +185,7 @@ export function upsertWorkItem(store: StateStore, input: WorkItemInput): WorkIte
 export function upsertId(input: WorkItemInput): string {
   const refused = boardRequestErrors(WorkItemInput, input);
   if (refused.length > 0) throw invalid(refused.join("; "));
-  return input.id ?? `wi-${randomBytes(4).toString("hex")}`;
+  return input.id ?? `wi-${nodeCrypto().randomBytes(4).toString("hex")}`;
 }
 
 /** An upsert obeys the claim rules and cannot reopen a done item. */

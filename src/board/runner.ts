@@ -1,5 +1,6 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { type ContractError, contractError, STATE_STORE_BUSY } from "../contract/errors.js";
+import { workerThreads } from "../util/lazy-builtins.js";
 import type { MutationRequest, MutationResponse } from "./board-worker.js";
 
 /** At most this many board mutations are in flight in one process — one limit
@@ -137,7 +138,7 @@ export class MutationRunner {
   private idleSlot(): Slot {
     const idle = this.slots.find((s) => s.current === undefined);
     if (idle !== undefined) return idle;
-    const worker = new Worker(this.workerUrl);
+    const worker = new (workerThreads().Worker)(this.workerUrl);
     worker.unref();
     const slot: Slot = { worker };
     worker.on("message", (m: MutationResponse) => this.settle(slot, m));

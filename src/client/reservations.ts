@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ContractError } from "../contract/errors.js";
@@ -18,6 +17,7 @@ import {
   reservationConflicts,
 } from "../contract/reservations.js";
 import { describe, shown, uniqueByKey } from "../harness/reservation-words.js";
+import { sha256 } from "../util/sha256.js";
 import type { Client } from "./client.js";
 import { connectInstance, sendGreeting } from "./connect.js";
 import { type Flags, UsageError } from "./flags.js";
@@ -88,7 +88,7 @@ export async function openReservations(
 /** The KV key of `sid`'s reservation of `glob`: one per holder and glob, so
  * reserving again renews. Hashed: a glob may be longer than a key. */
 function keyOf(sid: string | null, glob: string): string {
-  const digest = createHash("sha256").update(glob).digest("base64url").slice(0, 22);
+  const digest = Buffer.from(sha256(glob)).toString("base64url").slice(0, 22);
   return `${holderKey(sid)}:${digest}`;
 }
 

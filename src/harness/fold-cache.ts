@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { open, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../state/atomic-write.js";
+import { sha256Hex } from "../util/sha256.js";
 import {
   type FoldHarness,
   newSessionFold,
@@ -52,7 +52,7 @@ export interface FoldedFile {
 
 /** The cache file of a transcript path. */
 export function foldCachePath(cacheDir: string, path: string): string {
-  return join(cacheDir, `${createHash("sha256").update(path).digest("hex").slice(0, 32)}.json`);
+  return join(cacheDir, `${sha256Hex(path).slice(0, 32)}.json`);
 }
 
 /**

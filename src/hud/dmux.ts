@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { SessionWorker } from "../contract/ecc/session.js";
 import { ContractError } from "../contract/errors.js";
 import { run } from "../probes/exec.js";
+import { nodeCrypto } from "../util/lazy-builtins.js";
 
 // dmux (github.com/standardagents/dmux) runs one agent per tmux pane, each in
 // its own git worktree, and keeps what it knows of a project in
@@ -59,7 +59,7 @@ export interface DmuxProject {
  * hex of md5(root)>`, anything outside [A-Za-z0-9_-] made `-` (as dmux's
  * `buildSessionNameForRoot`). */
 export function dmuxSessionName(root: string): string {
-  const hash = createHash("md5").update(root).digest("hex").slice(0, 8);
+  const hash = nodeCrypto().createHash("md5").update(root).digest("hex").slice(0, 8);
   return `dmux-${`${basename(root)}-${hash}`.replace(/[^a-zA-Z0-9_-]+/g, "-")}`;
 }
 

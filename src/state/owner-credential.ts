@@ -1,5 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, readFileSync } from "node:fs";
+import { nodeCrypto } from "../util/lazy-builtins.js";
 import { writeFileAtomic } from "./atomic-write.js";
 
 /**
@@ -40,7 +40,7 @@ export function loadOrMintOwnerSecret(path: string): string {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-  const secret = randomBytes(SECRET_BYTES).toString("base64url");
+  const secret = nodeCrypto().randomBytes(SECRET_BYTES).toString("base64url");
   writeFileAtomic(path, `${secret}\n`, 0o600);
   return secret;
 }
@@ -62,21 +62,21 @@ export interface InstanceRun {
 }
 
 function mac(secret: string, ...parts: string[]): string {
-  return createHmac("sha256", secret).update(parts.join("\n")).digest("base64url");
+  return nodeCrypto().createHmac("sha256", secret).update(parts.join("\n")).digest("base64url");
 }
 
 /** Constant-time comparison of two strings of any length: both are hashed
  * to one length first, so neither the content nor the length leaks. */
 export function sameSecret(given: string, expected: string): boolean {
-  const a = createHmac("sha256", "ccmsg-compare").update(given).digest();
-  const b = createHmac("sha256", "ccmsg-compare").update(expected).digest();
-  return timingSafeEqual(a, b);
+  const a = nodeCrypto().createHmac("sha256", "ccmsg-compare").update(given).digest();
+  const b = nodeCrypto().createHmac("sha256", "ccmsg-compare").update(expected).digest();
+  return nodeCrypto().timingSafeEqual(a, b);
 }
 
 /** Mint a one-time sign-in token (the CLI's `ccmsg open`). */
 export function mintOpenToken(secret: string, run: InstanceRun, now: number): string {
   const expires = (now + OPEN_TOKEN_LIFETIME_MS).toString(36);
-  const nonce = randomBytes(12).toString("base64url");
+  const nonce = nodeCrypto().randomBytes(12).toString("base64url");
   return `${expires}.${nonce}.${mac(secret, "open", run.instance, String(run.startedAt), expires, nonce)}`;
 }
 
@@ -128,7 +128,7 @@ export class OwnerCredential {
   /** A cookie value for a browser that signed in now. */
   mintCookie(now: number): string {
     const issued = now.toString(36);
-    const nonce = randomBytes(12).toString("base64url");
+    const nonce = nodeCrypto().randomBytes(12).toString("base64url");
     return `${issued}.${nonce}.${mac(this.secret, "cookie", this.run.instance, issued, nonce)}`;
   }
 

@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
+import { sha256Hex } from "../util/sha256.js";
 
 // Where things live (ARCHITECTURE "Default places"). One place for these facts:
 // the instance, the CLI and the tests all resolve through here.
@@ -26,7 +26,7 @@ export function claimingHarness(env: Env = process.env): "claude" | "codex" {
 
 /** `<basename of the config home>-<first 8 hex of sha256 of its path>`. */
 export function instanceKey(home: string): string {
-  return `${basename(home)}-${createHash("sha256").update(home).digest("hex").slice(0, 8)}`;
+  return `${basename(home)}-${sha256Hex(home).slice(0, 8)}`;
 }
 
 /**
@@ -60,7 +60,7 @@ export function socketPath(stateDir: string): string {
   const inside = join(stateDir, "ccmsg.sock");
   if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH_BYTES) return inside;
   const uid = process.getuid?.() ?? 0;
-  const key = createHash("sha256").update(resolve(stateDir)).digest("hex").slice(0, 16);
+  const key = sha256Hex(resolve(stateDir)).slice(0, 16);
   return join(tmpdir(), `ccmsg-${uid}`, key, "ccmsg.sock");
 }
 

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { mkdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { sha256Hex } from "../util/sha256.js";
 import { writeFileAtomicAsync } from "./atomic-write.js";
 import { resolveStateDir } from "./paths.js";
 
@@ -20,7 +20,7 @@ export class ShownLedger {
 
   static of(flags: { "state-dir"?: string }, sid: string): ShownLedger {
     const dir = join(resolveStateDir(flags["state-dir"]), "shown");
-    const name = createHash("sha256").update(sid).digest("hex").slice(0, 32);
+    const name = sha256Hex(sid).slice(0, 32);
     return new ShownLedger(join(dir, `${name}.json`));
   }
 

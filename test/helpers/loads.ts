@@ -36,3 +36,11 @@ export function loadedChunks(file: string): { path: string; bytes: number; sourc
     return { path, bytes: chunk.bytes, sources: Object.keys(chunk.inputs) };
   });
 }
+
+/** Node's public modules it had loaded when it exited (`crypto`, `net`…). */
+export function loadedBuiltins(file: string): string[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith("builtin:") && !line.startsWith("builtin:internal/"))
+    .map((line) => line.slice("builtin:".length));
+}

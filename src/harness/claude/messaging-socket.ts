@@ -1,9 +1,9 @@
-import { createHash, randomBytes } from "node:crypto";
 import { chmod, readdir, readFile, rm } from "node:fs/promises";
 import { connect, createServer, type Socket } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../net/line-framer.js";
+import { nodeCrypto } from "../../util/lazy-builtins.js";
 
 // Direct delivery into a Claude Code session's own messaging socket
 // (harness.md §5.2, unofficial; DR-0026). The recipient's state file names
@@ -76,7 +76,7 @@ export async function socketToken(
   }
   const pattern = new RegExp(`^${target.pid}\\.[0-9a-f]+\\.key$`);
   const keys = names.filter((n) => pattern.test(n));
-  const named = `${target.pid}.${createHash("sha256").update(resolve(socket)).digest("hex")}.key`;
+  const named = `${target.pid}.${nodeCrypto().createHash("sha256").update(resolve(socket)).digest("hex")}.key`;
   const ordered = keys.includes(named) ? [named] : keys;
   for (const name of ordered) {
     const token = await readToken(join(dir, name));
@@ -112,7 +112,7 @@ export async function deliverToSocket(
   if ("why" in found) return unavailable(found.why);
   const statusPath = join(
     dirname(found.socket),
-    `${process.pid}-${randomBytes(4).toString("hex")}.sock`,
+    `${process.pid}-${nodeCrypto().randomBytes(4).toString("hex")}.sock`,
   );
   const auth = `${JSON.stringify({ type: "auth", token: found.token })}\n`;
   const user = `${JSON.stringify({

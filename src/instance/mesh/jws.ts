@@ -1,18 +1,12 @@
-import {
-  createPublicKey,
-  generateKeyPair as generateKeyPairCb,
-  type KeyObject,
-  randomBytes,
-  sign,
-  verify,
-} from "node:crypto";
+import type { KeyObject } from "node:crypto";
 import { promisify } from "node:util";
+import { nodeCrypto } from "../../util/lazy-builtins.js";
 
 // The mesh handshake's one-off key and proof (contract §8.1; DR-0047): an
 // Ed25519 key made per dial, its public half as a JWK, and a compact JWS
 // (`alg: "EdDSA"`) over the claims the receiver checks. Node's crypto only.
 
-const generateKeyPair = promisify(generateKeyPairCb);
+const generateKeyPair = (type: "ed25519") => promisify(nodeCrypto().generateKeyPair)(type);
 
 /** The handshake format this build speaks (`MeshHello.ver`, the proof's `ver`). */
 export const MESH_VER = 1;
@@ -53,7 +47,7 @@ export interface OneOffKey {
 
 /** 128 bits or more of randomness, base64url (kids and challenges). */
 export function randomToken(bytes = 16): string {
-  return randomBytes(bytes).toString("base64url");
+  return nodeCrypto().randomBytes(bytes).toString("base64url");
 }
 
 /** A fresh Ed25519 key and its kid (generated off the event loop). */
@@ -69,7 +63,9 @@ const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString(
 /** The compact JWS proof `header.payload.signature`. */
 export function signProof(key: Pick<OneOffKey, "kid" | "privateKey">, claims: ProofClaims): string {
   const input = `${b64json({ alg: "EdDSA", kid: key.kid, typ: "JWT" })}.${b64json(claims)}`;
-  const signature = sign(null, Buffer.from(input), key.privateKey).toString("base64url");
+  const signature = nodeCrypto()
+    .sign(null, Buffer.from(input), key.privateKey)
+    .toString("base64url");
   return `${input}.${signature}`;
 }
 
@@ -109,7 +105,12 @@ export function verifyProof(jws: unknown, expected: Expected): ProofVerdict {
   if (publicKey === undefined) return no("the fetched key is not an Ed25519 JWK for this kid");
   let good = false;
   try {
-    good = verify(null, Buffer.from(`${h}.${p}`), publicKey, Buffer.from(s, "base64url"));
+    good = nodeCrypto().verify(
+      null,
+      Buffer.from(`${h}.${p}`),
+      publicKey,
+      Buffer.from(s, "base64url"),
+    );
   } catch {}
   if (!good) return no("the proof's signature does not verify");
   const claims = parseJson(p);
@@ -147,7 +148,10 @@ function importJwk(jwk: unknown, kid: string): KeyObject | undefined {
   if (j.alg !== undefined && j.alg !== "EdDSA") return undefined;
   if (j.d !== undefined) return undefined;
   try {
-    return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: j.x }, format: "jwk" });
+    return nodeCrypto().createPublicKey({
+      key: { kty: "OKP", crv: "Ed25519", x: j.x },
+      format: "jwk",
+    });
   } catch {
     return undefined;
   }

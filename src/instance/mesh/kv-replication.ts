@@ -1,10 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { KV_TOMBSTONE_RETENTION_MS, MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { KvKey, Namespace, Timestamp } from "../../contract/identifiers.js";
 import type { KvEntry } from "../../contract/kv.js";
 import { isValid } from "../../contract/validate.js";
 import type { KvChange, KvStore } from "../../store/kv.js";
 import type { Clock } from "../../util/clock.js";
+import { nodeCrypto } from "../../util/lazy-builtins.js";
 import type { Logger } from "../../util/logger.js";
 import type { Kv } from "../kv/kv.js";
 import type { MeshFrame, MeshPort } from "./port.js";
@@ -162,7 +162,7 @@ export class KvReplication {
    */
   private async renew(): Promise<void> {
     this.renewing = true;
-    const life = randomBytes(16).toString("hex");
+    const life = nodeCrypto().randomBytes(16).toString("hex");
     try {
       await this.d.commit(() => this.d.store.setReplica(life));
     } catch (error) {

@@ -1,7 +1,7 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
 import { posix } from "node:path";
 import type { FileKind } from "../../contract/files.js";
 import { SANDBOX_DOMAIN } from "../../net/address.js";
+import { nodeCrypto } from "../../util/lazy-builtins.js";
 
 // Sandbox grants (contract §4.3.5, DR-0042): who may fetch which file through
 // the sandbox origin `http://<gid>.sandbox.localhost:<port>/<token>/<name>`.
@@ -32,7 +32,7 @@ export interface Grant {
 }
 
 function newGid(): string {
-  const bytes = randomBytes(20);
+  const bytes = nodeCrypto().randomBytes(20);
   let out = "";
   for (const b of bytes) out += BASE32[b & 31];
   return out;
@@ -73,7 +73,7 @@ export class SandboxGrants {
     const dir = posix.dirname(path);
     const grant: Grant = {
       gid: newGid(),
-      token: randomBytes(32).toString("base64url"),
+      token: nodeCrypto().randomBytes(32).toString("base64url"),
       sid,
       kind,
       path,
@@ -141,5 +141,5 @@ export class SandboxGrants {
 export function tokenMatches(g: Grant, offered: string): boolean {
   const a = Buffer.from(g.token);
   const b = Buffer.from(offered);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return a.length === b.length && nodeCrypto().timingSafeEqual(a, b);
 }

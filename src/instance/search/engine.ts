@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { AttentionItem } from "../../contract/attention.js";
 import { contractError } from "../../contract/errors.js";
 import type { InboxMessage, Notification } from "../../contract/messaging.js";
@@ -10,6 +10,7 @@ import type { FoundSession, SearchRequest } from "../../harness/transcript-searc
 import { openDatabase } from "../../store/database.js";
 import type { DocRow } from "../../store/search-index.js";
 import type { SearchArgs } from "../../store/search-query.js";
+import { workerThreads } from "../../util/lazy-builtins.js";
 import type { Logger } from "../../util/logger.js";
 import type { IndexEvent, IndexJob, IndexRequest } from "./index-worker.js";
 import type { QueryJob, QueryQuestion, QueryReply, QueryRequest } from "./query-worker.js";
@@ -108,7 +109,9 @@ export class SearchEngine {
       rescanMs: o.rescanMs ?? 5000,
       ...(this.pageLimit === undefined ? {} : { maxPageCount: this.pageLimit }),
     };
-    const indexer = new Worker(new URL("./index-worker.js", import.meta.url), { workerData: job });
+    const indexer = new (workerThreads().Worker)(new URL("./index-worker.js", import.meta.url), {
+      workerData: job,
+    });
     this.indexer = indexer;
     indexer.unref();
     const readied = this.readied;
@@ -250,7 +253,9 @@ export class SearchEngine {
   private queryWorker(): Worker {
     if (this.query !== undefined) return this.query;
     const job: QueryJob = { index: this.o.index };
-    const worker = new Worker(new URL("./query-worker.js", import.meta.url), { workerData: job });
+    const worker = new (workerThreads().Worker)(new URL("./query-worker.js", import.meta.url), {
+      workerData: job,
+    });
     worker.unref();
     worker.on("message", (r: QueryReply) => {
       const p = this.pending.get(r.id);

@@ -1,9 +1,9 @@
-import { Worker } from "node:worker_threads";
 import type {
   FoundSession,
   SearchHarness,
   SearchRequest,
 } from "../../harness/transcript-search.js";
+import { workerThreads } from "../../util/lazy-builtins.js";
 import type { Logger } from "../../util/logger.js";
 import type { SearchEngine } from "../search/engine.js";
 import { indexable } from "../search/sessions.js";
@@ -70,7 +70,7 @@ export class SessionSearches {
   private start(job: SearchJob): Promise<SearchOutcome> {
     return new Promise((resolve, reject) => {
       const hits: FoundSession[] = [];
-      const worker = new Worker(this.workerUrl, { workerData: job });
+      const worker = new (workerThreads().Worker)(this.workerUrl, { workerData: job });
       worker.unref();
       let settled = false;
       const settle = (outcome: SearchOutcome | Error) => {

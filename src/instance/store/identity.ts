@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { isInstanceId } from "../../contract/identifiers.js";
 import { writeFileAtomic } from "../../state/atomic-write.js";
+import { nodeCrypto } from "../../util/lazy-builtins.js";
 
 /** The instance id: minted once (16 random bytes), kept for life. A file that
  * exists but does not hold an id is an error rather than replaced: every mid,
@@ -17,7 +17,7 @@ export function loadOrMintInstanceId(path: string): string {
     if (!isInstanceId(text)) throw new Error(`${path} does not hold an instance id`);
     return text;
   }
-  const id = randomBytes(16).toString("hex");
+  const id = nodeCrypto().randomBytes(16).toString("hex");
   writeFileAtomic(path, `${id}\n`);
   return id;
 }

@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { DumpIds } from "../../contract/transcripts.js";
 import { openAtomicFile } from "../../state/atomic-write.js";
+import { nodeCrypto } from "../../util/lazy-builtins.js";
 import type { ItemIndex, ItemRange } from "./items.js";
 import { Ledger } from "./ledger.js";
 
@@ -38,7 +38,7 @@ export async function writeDump(
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const stamp = new Date(request.writtenAt).toISOString().replace(/[:.]/g, "-");
   const who = request.agentId === undefined ? request.sid : `${request.sid}-${request.agentId}`;
-  const path = join(dir, `${who}-${stamp}-${randomBytes(3).toString("hex")}.json`);
+  const path = join(dir, `${who}-${stamp}-${nodeCrypto().randomBytes(3).toString("hex")}.json`);
   const file = await openAtomicFile(path);
   const entries: Record<string, number> = {};
   const ledger = new Ledger(index.info);
