@@ -72,7 +72,11 @@ const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
 /** The first `n` primes. */
 function primes(n: number): number[] {
   const out: number[] = [];
-  for (let p = 2; out.length < n; p++) if (out.every((q) => p % q !== 0)) out.push(p);
+  for (let p = 2; out.length < n; p++) {
+    let prime = true;
+    for (let i = 0; prime && out[i]! * out[i]! <= p; i++) prime = p % out[i]! !== 0;
+    if (prime) out.push(p);
+  }
   return out;
 }
 
