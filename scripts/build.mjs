@@ -1,9 +1,10 @@
 // Build: compile src/ to dist/ (the `ccmsg/contract` package subpath and its
 // declarations; not type-checked here: `npm run typecheck` does that, and
 // `npm test` runs it beside the build, which need not check it twice), copy
-// the data files tsc does not emit, then bundle the `ccmsg` command with esbuild into dist/bin/ and the instance
-// with rolldown into dist/daemon/, and build the web console (web/, Vite)
-// into dist/web/, which the instance serves.
+// the data files tsc does not emit, then bundle the `ccmsg` command into
+// dist/bin/ and the instance into dist/daemon/ with rolldown (its worker
+// threads with esbuild), and build the web console (web/, Vite) into
+// dist/web/, which the instance serves.
 //
 // Why a bundle: the command starts cold for every hook and agent call, and an
 // instance must answer soon after a restart. Resolving the hundreds of small
@@ -28,7 +29,7 @@ cpSync(join(root, "src", "contract", "fixtures"), join(root, "dist", "contract",
   filter: (src) => !src.endsWith(".ts"),
 });
 
-// What the esbuild bundles share (the command, the worker threads).
+// What the esbuild bundles share (the worker threads).
 const common = {
   bundle: true,
   splitting: true,
@@ -45,56 +46,113 @@ const common = {
   logLevel: "warning",
 };
 
-// The instance is a bundle of its own (DR-0064), so that its start is a
-// few files: esbuild's code split cuts whatever two lazily loaded modules
-// share into a chunk of its own (an instance's start read ~80 of them), so
-// the instance is bundled by rolldown, which puts everything the entry
-// imports statically into one chunk (the `$initial` group) and leaves what
-// loads on demand in chunks of its own. The command reaches it by
-// `import("./daemon-run.js")`, left for the runtime to resolve here.
-const daemonRun = {
-  name: "daemon-run-apart",
-  setup(b) {
-    b.onResolve({ filter: /^\.\/daemon-run\.js$/ }, () => ({
-      path: "../daemon/daemon-run.js",
-      external: true,
-    }));
-  },
-};
-
-const cli = await build({
-  ...common,
-  // A worker thread is an entry of its own: worker_threads loads it by URL,
-  // resolved beside the code that starts it (chunks sit next to the entries).
-  entryPoints: {
-    ccmsg: join(root, "src", "cli", "main.ts"),
-    "gateway-worker": join(root, "src", "gateway", "request-worker.ts"),
-  },
-  outdir: join(root, "dist", "bin"),
-  plugins: [daemonRun],
-});
-
-const daemonDir = join(root, "dist", "daemon");
-const instance = await rolldown({
-  input: { "daemon-run": join(root, "src", "cli", "daemon-run.ts") },
+// The command and the instance are bundled by rolldown, each apart
+// (DR-0064): esbuild's code split cuts whatever two lazily loaded modules
+// share into a chunk of its own, so an instance's start read ~80 files and a
+// cold `ccmsg post` 31, and on Node 20 each file costs ~0.5 ms to resolve,
+// read, compile and link. What both share: sources import each other as
+// `./x.js` (the `.ts` beside it), no comments, and non-ASCII characters
+// escaped, so that V8 keeps a chunk a one-byte string (a single "…" in a
+// comment made all of the ~800 KB start chunk two-byte, slower to decode and
+// to parse).
+const rolldownInput = {
   platform: "node",
   external: [/^node:/, ...common.external],
-  // Sources import each other as `./x.js`: the `.ts` beside it.
   resolve: { extensionAlias: { ".js": [".ts", ".js"] } },
   transform: { target: "node20" },
   logLevel: "warn",
-});
-const { output } = await instance.write({
-  dir: daemonDir,
+};
+const rolldownOutput = {
   format: "esm",
   chunkFileNames: "[name]-[hash].js",
   sourcemap: true,
-  codeSplitting: { groups: [{ name: "start", tags: ["$initial"] }] },
-  // As esbuild's output: no comments, and non-ASCII characters escaped, so
-  // that V8 keeps the ~800 KB start chunk a one-byte string (a single "…"
-  // in a comment made all of it two-byte, slower to decode and to parse).
   comments: false,
   charset: "ascii",
+};
+
+// The command reaches the instance by `import("./daemon-run.js")`, left for
+// the runtime to resolve beside dist/bin/.
+const daemonRun = {
+  name: "daemon-run-apart",
+  resolveId(id) {
+    if (id === "./daemon-run.js") return { id: "../daemon/daemon-run.js", external: true };
+  },
+};
+
+// The command: what its entry imports statically and what the commands run
+// by hooks import statically are one chunk (`hot`), so that each of those
+// starts by reading three files; what the statusline and `status` add to it
+// is a second (`hud`), so that the hooks do not compile it. Every other
+// command group loads on demand in chunks of its own. The groups are computed
+// from the module graph (a plugin records it while the bundle is built), so
+// they follow the sources. Only our own sources: a dependency one of them
+// pulls in stays where the code split puts it, which the load-budget test sees.
+const cliGroup = (...names) => names.map((name) => join(root, "src", "cli", `${name}.ts`));
+const HOT = cliGroup("main", "messages", "inbox", "reserve");
+const HUD = cliGroup("status", "statusline");
+const graph = new Map();
+const cli = await rolldown({
+  ...rolldownInput,
+  // A worker thread is an entry of its own: worker_threads loads it by URL,
+  // resolved beside the code that starts it (chunks sit next to the entries).
+  input: {
+    ccmsg: join(root, "src", "cli", "main.ts"),
+    "gateway-worker": join(root, "src", "gateway", "request-worker.ts"),
+  },
+  plugins: [
+    daemonRun,
+    {
+      name: "module-graph",
+      moduleParsed(info) {
+        graph.set(info.id, info.importedIds);
+      },
+    },
+  ],
+  onLog(level, log, handler) {
+    // A module imported on demand by one command and statically by another
+    // stays in one chunk: intended, not worth a line per module.
+    if (log.code !== "INEFFECTIVE_DYNAMIC_IMPORT") handler(level, log);
+  },
+});
+// The sources `seeds` import statically, all the way down.
+const closure = (seeds) => {
+  const out = new Set();
+  for (const stack = [...seeds]; stack.length > 0; ) {
+    const id = stack.pop();
+    if (out.has(id) || !graph.has(id)) continue;
+    out.add(id);
+    stack.push(...graph.get(id));
+  }
+  return out;
+};
+// Read when the chunks are made, once rolldown has scanned every module.
+let groups;
+const inGroup = (name) => (id) => {
+  groups ??= { hot: closure(HOT), hud: closure(HUD) };
+  if (!id.startsWith(join(root, "src") + "/") || id === HOT[0]) return false;
+  return name === "hot" ? groups.hot.has(id) : groups.hud.has(id) && !groups.hot.has(id);
+};
+const { output: cliOutput } = await cli.write({
+  ...rolldownOutput,
+  dir: join(root, "dist", "bin"),
+  codeSplitting: {
+    groups: ["hot", "hud"].map((name) => ({ name, test: inGroup(name) })),
+  },
+});
+if (groups === undefined || groups.hot.size < HOT.length) throw new Error("no hot chunk was made");
+await cli.close();
+
+const daemonDir = join(root, "dist", "daemon");
+const instance = await rolldown({
+  ...rolldownInput,
+  input: { "daemon-run": join(root, "src", "cli", "daemon-run.ts") },
+});
+const { output } = await instance.write({
+  ...rolldownOutput,
+  dir: daemonDir,
+  // Everything the entry imports statically in one chunk (`$initial`); what
+  // loads on demand in chunks of its own.
+  codeSplitting: { groups: [{ name: "start", tags: ["$initial"] }] },
 });
 await instance.close();
 // The instance's worker threads, beside the code that starts them; apart
@@ -113,25 +171,30 @@ const workers = await build({
 });
 // The same shape as esbuild's metafile outputs: each file's bytes and the
 // sources in it, by path relative to the checkout.
-const instanceOutputs = Object.fromEntries(
-  output
-    .filter((o) => o.type === "chunk")
-    .map((c) => [
-      `dist/daemon/${c.fileName}`,
-      {
-        bytes: Buffer.byteLength(c.code),
-        inputs: Object.fromEntries(
-          Object.entries(c.modules).map(([id, m]) => [
-            relative(root, id).replaceAll("\\", "/"),
-            { bytesInOutput: m.renderedLength },
-          ]),
-        ),
-      },
-    ]),
-);
+const outputsOf = (dir, chunks) =>
+  Object.fromEntries(
+    chunks
+      .filter((o) => o.type === "chunk")
+      .map((c) => [
+        `${dir}/${c.fileName}`,
+        {
+          bytes: Buffer.byteLength(c.code),
+          inputs: Object.fromEntries(
+            Object.entries(c.modules).map(([id, m]) => [
+              relative(root, id).replaceAll("\\", "/"),
+              { bytesInOutput: m.renderedLength },
+            ]),
+          ),
+        },
+      ]),
+  );
 writeFileSync(
   join(root, "dist", "bundle-meta.json"),
-  JSON.stringify({ ...cli.metafile.outputs, ...workers.metafile.outputs, ...instanceOutputs }),
+  JSON.stringify({
+    ...outputsOf("dist/bin", cliOutput),
+    ...workers.metafile.outputs,
+    ...outputsOf("dist/daemon", output),
+  }),
 );
 chmodSync(join(root, "dist", "bin", "ccmsg.js"), 0o755);
 
