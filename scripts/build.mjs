@@ -79,17 +79,22 @@ const daemonRun = {
   },
 };
 
-// The command: what its entry imports statically and what the commands run
-// by hooks import statically are one chunk (`hot`), so that each of those
-// starts by reading three files; what the statusline and `status` add to it
-// is a second (`hud`), so that the hooks do not compile it. Every other
+// The command: what its entry imports statically is one chunk (`main`,
+// which every command loads, `daemon run` included), what the groups the
+// hooks run add to it another (`hot`), and what the statusline and `status`
+// add a third (`hud`): a hook's command reads four files, and neither the
+// instance's start nor a hook compiles what it does not run. Every other
 // command group loads on demand in chunks of its own. The groups are computed
 // from the module graph (a plugin records it while the bundle is built), so
 // they follow the sources. Only our own sources: a dependency one of them
 // pulls in stays where the code split puts it, which the load-budget test sees.
 const cliGroup = (...names) => names.map((name) => join(root, "src", "cli", `${name}.ts`));
-const HOT = cliGroup("main", "messages", "inbox", "reserve");
-const HUD = cliGroup("status", "statusline");
+const MAIN = join(root, "src", "cli", "main.ts");
+const GROUPS = {
+  main: [MAIN],
+  hot: cliGroup("messages", "inbox", "reserve"),
+  hud: cliGroup("status", "statusline"),
+};
 const graph = new Map();
 const cli = await rolldown({
   ...rolldownInput,
@@ -125,21 +130,28 @@ const closure = (seeds) => {
   }
   return out;
 };
-// Read when the chunks are made, once rolldown has scanned every module.
-let groups;
+// Read when the chunks are made, once rolldown has scanned every module: each
+// group takes what the ones before it did not.
+let taken;
 const inGroup = (name) => (id) => {
-  groups ??= { hot: closure(HOT), hud: closure(HUD) };
-  if (!id.startsWith(join(root, "src") + "/") || id === HOT[0]) return false;
-  return name === "hot" ? groups.hot.has(id) : groups.hud.has(id) && !groups.hot.has(id);
+  if (taken === undefined) {
+    taken = {};
+    const before = new Set();
+    for (const [group, seeds] of Object.entries(GROUPS)) {
+      taken[group] = new Set([...closure(seeds)].filter((m) => !before.has(m)));
+      for (const m of taken[group]) before.add(m);
+    }
+  }
+  return id.startsWith(join(root, "src") + "/") && id !== MAIN && taken[name].has(id);
 };
 const { output: cliOutput } = await cli.write({
   ...rolldownOutput,
   dir: join(root, "dist", "bin"),
   codeSplitting: {
-    groups: ["hot", "hud"].map((name) => ({ name, test: inGroup(name) })),
+    groups: Object.keys(GROUPS).map((name) => ({ name, test: inGroup(name) })),
   },
 });
-if (groups === undefined || groups.hot.size < HOT.length) throw new Error("no hot chunk was made");
+if (taken === undefined || taken.hot.size === 0) throw new Error("no hot chunk was made");
 await cli.close();
 
 const daemonDir = join(root, "dist", "daemon");

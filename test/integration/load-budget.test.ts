@@ -30,17 +30,17 @@ const ALWAYS = /^src\/store\/pg\/url\.ts$/;
  * figure when this test was last tightened, plus a little (a growth past it
  * is a decision, not an accident). Files count first: on Node 20 each module
  * costs ~0.5 ms to resolve, read, compile and link, and a KB ~40 µs to
- * parse, so since stop 37 the commands the hooks run share one chunk (`hot`,
- * scripts/build.mjs) and the statusline and `status` one more (`hud`): a
- * cold `post` read 31 files (98 KB) and now reads 3 (117 KB), ~20 ms sooner;
- * `status` and `statusline` read 4 (175 KB) where they read ~15 (66 and
- * 85 KB), in the same time. */
+ * parse, so since stop 37 the commands share a few chunks made for them
+ * (`main`, `hot`, `hud`: scripts/build.mjs): a cold `post` read 31 files
+ * (98 KB) and now reads 4 (~118 KB), ~20 ms sooner; `status` and
+ * `statusline` read 5 (~175 KB) where they read ~15 (66 and 85 KB), in the
+ * same time. */
 const BUDGET: Record<string, { files: number; kb: number }> = {
-  status: { files: 4, kb: 176 },
-  statusline: { files: 4, kb: 176 },
-  "inbox --hook": { files: 3, kb: 118 },
+  status: { files: 5, kb: 176 },
+  statusline: { files: 5, kb: 176 },
+  "inbox --hook": { files: 4, kb: 118 },
   // The client alone: no schema library (issue 26).
-  post: { files: 3, kb: 118 },
+  post: { files: 4, kb: 118 },
 };
 
 describe("what start loads", () => {
