@@ -35,6 +35,7 @@ import type { MeshListing } from "../../src/config/mesh.js";
 import { writePeersFile } from "../../src/config/mesh.js";
 import { afterEachFile } from "./after-file.js";
 import { defaultStateDir, isolatedHome, startInstance, type TestInstance } from "./instance.js";
+import { freePorts } from "./ports.js";
 
 export type CutMode = "reset" | "blackhole";
 
@@ -131,15 +132,6 @@ export class CutProxy {
   }
 }
 
-/** A loopback port free right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** Send one administrative frame to an instance over its socket. */
 export async function adminFrame<T>(socket: string, op: string, args: object = {}): Promise<T> {
   const client = await Client.connectUnix(socket);
@@ -158,7 +150,7 @@ afterEachFile(async () => {
 });
 
 export async function startMesh(n: number, opts: MeshOptions = {}): Promise<TestMesh> {
-  const ports = await Promise.all(Array.from({ length: n }, () => freePort()));
+  const ports = await freePorts(n);
   const endpoints = ports.map((p) => `http://127.0.0.1:${p}/`);
   const proxies = new Map<string, CutProxy>();
   for (let i = 0; i < n; i++)

@@ -2,8 +2,8 @@ import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultStateDir, isolatedHome, runCli, startInstance } from "../helpers/instance.js";
-import { freePort } from "../helpers/mesh.js";
 import { Peer } from "../helpers/peer.js";
+import { freePorts } from "../helpers/ports.js";
 
 // `ccmsg mesh add|list|remove`, with and without a running instance, and the
 // config's `mesh.endpoints` list (DR-0047).
@@ -71,7 +71,7 @@ describe("ccmsg mesh", () => {
   });
 
   it("the config list names every instance (itself included); mesh add on the other links them", async () => {
-    const [portA, portB] = [await freePort(), await freePort()];
+    const [portA, portB] = await freePorts(2);
     const [a, b] = [`http://127.0.0.1:${portA}/`, `http://127.0.0.1:${portB}/`];
     const homeA = isolatedHome();
     // The same list on every host: A finds itself in it by its endpoint.

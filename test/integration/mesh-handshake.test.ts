@@ -9,7 +9,8 @@ import {
 import { createServer, request, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type WebSocket, WebSocketServer, WebSocket as WsClient } from "ws";
-import { adminFrame, freePort, startMesh, type TestMesh } from "../helpers/mesh.js";
+import { adminFrame, startMesh, type TestMesh } from "../helpers/mesh.js";
+import { freePort } from "../helpers/ports.js";
 
 // The §8.1 handshake against a real instance R, by a dialer written here from
 // the wire format alone (not the instance's own code): a fake peer with its

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { MESH_HANDSHAKES_PER_SOURCE } from "../../src/instance/http/mesh-admission.js";
-import { adminFrame, freePort, startMesh, type TestMesh } from "../helpers/mesh.js";
+import { adminFrame, startMesh, type TestMesh } from "../helpers/mesh.js";
+import { freePort } from "../helpers/ports.js";
 
 // Issue 23, item 9: a mesh socket (the `ccmsg.mesh` subprotocol, no
 // credential) is refused before the handshake by an instance in no mesh, and
