@@ -101,7 +101,7 @@ const cli = await rolldown({
   // A worker thread is an entry of its own: worker_threads loads it by URL,
   // resolved beside the code that starts it (chunks sit next to the entries).
   input: {
-    ccmsg: join(root, "src", "cli", "main.ts"),
+    ccmsg: MAIN,
     "gateway-worker": join(root, "src", "gateway", "request-worker.ts"),
   },
   plugins: [
