@@ -29,22 +29,8 @@ cpSync(join(root, "src", "contract", "fixtures"), join(root, "dist", "contract",
   filter: (src) => !src.endsWith(".ts"),
 });
 
-// What the esbuild bundles share (the worker threads).
-const common = {
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  chunkNames: "[name]-[hash]",
-  // Native or heavy runtime dependencies stay in node_modules.
-  external: ["better-sqlite3", "fastify", "@fastify/static", "pg", "ws"],
-  sourcemap: true,
-  // Which sources each chunk holds: the tests that keep start and the hot
-  // commands small read it (test/integration/load-budget.test.ts).
-  metafile: true,
-  logLevel: "warning",
-};
+// Native or heavy runtime dependencies stay in node_modules.
+const EXTERNAL = ["better-sqlite3", "fastify", "@fastify/static", "pg", "ws"];
 
 // The command and the instance are bundled by rolldown, each apart
 // (DR-0064): esbuild's code split cuts whatever two lazily loaded modules
@@ -57,7 +43,7 @@ const common = {
 // to parse).
 const rolldownInput = {
   platform: "node",
-  external: [/^node:/, ...common.external],
+  external: [/^node:/, ...EXTERNAL],
   resolve: { extensionAlias: { ".js": [".ts", ".js"] } },
   transform: { target: "node20" },
   logLevel: "warn",
@@ -171,7 +157,16 @@ await instance.close();
 // from the rolldown bundle, whose start group would otherwise take in their
 // code too.
 const workers = await build({
-  ...common,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  external: EXTERNAL,
+  sourcemap: true,
+  // Which sources each chunk holds (test/integration/load-budget.test.ts).
+  metafile: true,
+  logLevel: "warning",
   entryPoints: {
     "board-worker": join(root, "src", "board", "board-worker.ts"),
     "search-worker": join(root, "src", "instance", "session-control", "search-worker.ts"),
