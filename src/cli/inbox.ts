@@ -13,6 +13,7 @@ import {
   WAITER_HOOK_TIMEOUT_S,
 } from "../harness/hook-delivery.js";
 import { parentPid, processStart } from "../probes/process.js";
+import { resolveStateDir } from "../state/paths.js";
 import { ShownLedger } from "../state/shown-ledger.js";
 import type { Command } from "./command.js";
 import { parse, wantsJson } from "./options.js";
@@ -251,10 +252,9 @@ async function inboxHook(flags: Flags, harness: string | undefined): Promise<voi
  * Stop hook shares the script and tells nothing. Never fails the hook. */
 async function tellPromptTyped(flags: Flags, payload: Record<string, unknown>): Promise<void> {
   if (payload.hook_event_name !== "UserPromptSubmit") return;
-  const [{ postToHookRoute }, { CODEX_HOOK_PATH }, { resolveStateDir }] = await Promise.all([
+  const [{ postToHookRoute }, { CODEX_HOOK_PATH }] = await Promise.all([
     import("../client/hook-route-post.js"),
     import("../harness/plugin/claude-paths.js"),
-    import("../state/paths.js"),
   ]);
   await postToHookRoute(resolveStateDir(flags["state-dir"]), CODEX_HOOK_PATH, payload);
 }

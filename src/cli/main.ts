@@ -454,8 +454,9 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const args = await sidFlagResolved(withLeading(rest, leading), entry);
-  // The session's meta costs two git processes: start them now, beside
-  // loading the command, rather than on its way to the greeting.
+  // The session's meta: read from the repository's files, or, where git must
+  // say, two git processes; start it now, beside loading the command, rather
+  // than on its way to the greeting.
   if (entry.asSession && sessionIdFrom(sidFlag(args)) !== undefined)
     void import("../client/session-meta.js").then((m) => m.derivedMeta());
   // The instance is a bundle of its own (DR-0064): a restart loads none of

@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Client } from "../../src/client/client.js";
-import { CLI, childEnv, isolatedHome, runCli, sharedInstance } from "../helpers/instance.js";
+import { CLI, childEnv, isolatedHome, ROOT, runCli, sharedInstance } from "../helpers/instance.js";
 import { loadedBuiltins, loadedChunks, recordingEnv } from "../helpers/loads.js";
 
 // Issue 26: a capability that is not configured costs nothing at start, and
@@ -67,7 +68,16 @@ describe("what start loads", () => {
       child.kill("SIGTERM");
       await exited;
     }
-    const offenders = loadedChunks(record).flatMap((c) =>
+    const chunks = loadedChunks(record);
+    // Nor Node's modules it does not call on the way (util/lazy-builtins.ts):
+    // no file it loads to answer imports node:crypto or node:worker_threads.
+    const heavyImports = chunks
+      .filter((c) =>
+        /from "node:(crypto|worker_threads)"/.test(readFileSync(join(ROOT, c.path), "utf8")),
+      )
+      .map((c) => c.path);
+    expect(heavyImports).toEqual([]);
+    const offenders = chunks.flatMap((c) =>
       c.sources
         .filter((s) => !ALWAYS.test(s) && NOT_AT_START.some((re) => re.test(s)))
         .map((s) => `${c.path}: ${s}`),

@@ -105,6 +105,19 @@ describe("a damaged database", () => {
     expect(msg).toContain(db);
     expect(msg).toContain("ccmsg daemon run --recover");
     expect(readFileSync(db).equals(garbage)).toBe(true);
+    // And in daemon.log, for whoever looks there afterwards: a failed start
+    // still writes its line before the process exits.
+    const logged = readFileSync(join(stateDir, "daemon.log"), "utf8")
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: 50,
+        msg: "startup failed",
+        err: expect.objectContaining({ message: expect.stringContaining(db) }),
+      }),
+    );
 
     const inst = await startInstance({ env, stateDir, args: ["--recover"] });
     const aside = readdirSync(stateDir).filter((f) => /^ccmsg\.db\.corrupt-\d{8}T\d{6}Z$/.test(f));

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { MAX_FRAME_BYTES } from "../../contract/constants.js";
 import { LineFramer } from "../../net/line-framer.js";
 import { nodeCrypto } from "../../util/lazy-builtins.js";
+import { sha256Hex } from "../../util/sha256.js";
 
 // Direct delivery into a Claude Code session's own messaging socket
 // (harness.md §5.2, unofficial; DR-0026). The recipient's state file names
@@ -76,7 +77,7 @@ export async function socketToken(
   }
   const pattern = new RegExp(`^${target.pid}\\.[0-9a-f]+\\.key$`);
   const keys = names.filter((n) => pattern.test(n));
-  const named = `${target.pid}.${nodeCrypto().createHash("sha256").update(resolve(socket)).digest("hex")}.key`;
+  const named = `${target.pid}.${sha256Hex(resolve(socket))}.key`;
   const ordered = keys.includes(named) ? [named] : keys;
   for (const name of ordered) {
     const token = await readToken(join(dir, name));

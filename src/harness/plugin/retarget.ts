@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomicAsync } from "../../state/atomic-write.js";
+import { nodeCrypto } from "../../util/lazy-builtins.js";
 import { claudePluginDir, claudeReceiptPath } from "./claude-paths.js";
 
 // The http hooks follow the instance's port (DR-0058): Claude Code takes a
@@ -59,6 +59,6 @@ async function rehash(receiptFile: string, path: string, content: string): Promi
   }
   const entry = receipt.files?.find((f) => f.path === path);
   if (entry === undefined) return;
-  entry.after = createHash("sha256").update(content).digest("hex");
+  entry.after = nodeCrypto().createHash("sha256").update(content).digest("hex");
   await writeFileAtomicAsync(receiptFile, `${JSON.stringify(receipt, null, 2)}\n`);
 }

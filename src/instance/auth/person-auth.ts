@@ -1,4 +1,3 @@
-import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from "node:crypto";
 import type {
   AuthAssertArgs,
   AuthChallenge,
@@ -13,7 +12,9 @@ import type {
 import { AUTH_CHALLENGE_TTL_MS, FAMILY_TOMBSTONE_RETENTION_MS } from "../../contract/constants.js";
 import { contractError } from "../../contract/errors.js";
 import type { AuthRecordsStore, CredentialRow } from "../../store/auth-records.js";
+import { nodeCrypto } from "../../util/lazy-builtins.js";
 import type { Logger } from "../../util/logger.js";
+import { sha256Hex } from "../../util/sha256.js";
 
 /** How long a registration URL lives (contract §9.5). */
 export const REGISTRATION_TTL_MS = 10 * 60_000;
@@ -77,8 +78,7 @@ export interface PersonAuthOptions {
   accessTtlMs?: number;
 }
 
-export const sha256Hex = (value: string) => createHash("sha256").update(value).digest("hex");
-const random = (bytes: number) => randomBytes(bytes).toString("base64url");
+const random = (bytes: number) => nodeCrypto().randomBytes(bytes).toString("base64url");
 
 /**
  * Person authentication (contract §9; DR-0044): registration URLs and
@@ -135,7 +135,7 @@ export class PersonAuth {
     const now = this.o.now();
     this.sweep(now);
     const jti = random(16);
-    const secret = randomBytes(32);
+    const secret = nodeCrypto().randomBytes(32);
     const target = sub ?? this.nextSub();
     const claims: Registration["claims"] = {
       iss: this.o.instanceId,
@@ -149,7 +149,7 @@ export class PersonAuth {
       webui: this.webui,
       ...(label === undefined ? {} : { issued_label: label }),
     };
-    const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
+    const code = String(nodeCrypto().randomInt(0, 1_000_000)).padStart(6, "0");
     this.registrations.set(jti, { secret, code, claims, attempts: 0, spent: false });
     const token = `${jti}.${sign(secret, claims)}`;
     return {
@@ -524,13 +524,13 @@ export class PersonAuth {
 
 function sign(secret: Buffer, claims: RegisterClaims): string {
   const text = [claims.iss, claims.sub, claims.jti, claims.endpoint, claims.expires_at].join("\n");
-  return createHmac("sha256", secret).update(text).digest("base64url");
+  return nodeCrypto().createHmac("sha256", secret).update(text).digest("base64url");
 }
 
 function equal(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  return x.length === y.length && nodeCrypto().timingSafeEqual(x, y);
 }
 
 /** The challenge a browser signed, as its clientDataJSON names it. */

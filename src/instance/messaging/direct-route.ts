@@ -13,8 +13,8 @@ import { locateTranscript } from "../../harness/transcript-files.js";
 import { transcriptMentions } from "../../harness/transcript-mentions.js";
 import { configFile } from "../../state/paths.js";
 import type { InboxStore } from "../../store/inbox.js";
-import { nodeCrypto } from "../../util/lazy-builtins.js";
 import type { Logger } from "../../util/logger.js";
+import { sha256Hex } from "../../util/sha256.js";
 
 // Route (a) of message delivery (contract §7.7 step 3, harness.md §5.2, §7.3;
 // DR-0026): straight into the recipient's harness, before the `inbox` topic.
@@ -379,7 +379,7 @@ export class DirectRoute {
  * time the message is offered.
  */
 export function harnessMsgId(mid: Mid): string {
-  const h = nodeCrypto().createHash("sha256").update(mid).digest("hex");
+  const h = sha256Hex(mid);
   const variant = ((Number.parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
