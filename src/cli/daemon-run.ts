@@ -4,6 +4,7 @@
 // the command's code split would make of it, and the command's other
 // chunks carry none of the instance.
 import { teamStoreLocation } from "../board/team-store.js";
+import { SERVING_V8_FLAGS } from "../client/daemon-launch.js";
 import { startInstance } from "../instance/server.js";
 import { OPEN_TOKEN_LIFETIME_MS, readOwnerSecret, signInUrl } from "../state/owner-credential.js";
 import { DEFAULT_HTTP, resolveStateDir, stateFiles } from "../state/paths.js";
@@ -65,6 +66,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
   process.stdout.write(
     `${JSON.stringify({ event: "started", instance: instance.id, pid: instance.pid, socket: instance.socket, http: instance.http, started_at: instance.startedAt })}\n`,
   );
+  void import("node:v8").then((v8) => v8.setFlagsFromString(SERVING_V8_FLAGS));
   // A person who started it (a terminal, `npm start`) gets the console's
   // one-time sign-in link; a supervisor's or a background start's log does not.
   if (
