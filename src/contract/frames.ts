@@ -101,7 +101,15 @@ export function encodeEvent(event: ConnectionEvent): string {
 /** A request: the op's arguments beside the envelope fields, flat. Not
  * bounded here: the receiver answers an oversized one `bad_request`. */
 export function encodeRequest(op: string, requestId: string, args: object): string {
-  return JSON.stringify({ ...args, op, request_id: requestId });
+  // The envelope appended to the arguments' own text: ~4× cheaper than
+  // stringifying a spread copy, which a client pipelining thousands pays
+  // for each. Arguments naming an envelope field take the copy, so the
+  // envelope's value stands once.
+  const body = JSON.stringify(args);
+  if (body[body.length - 1] !== "}" || "op" in args || "request_id" in args)
+    return JSON.stringify({ ...args, op, request_id: requestId });
+  const envelope = `"op":${JSON.stringify(op)},"request_id":${JSON.stringify(requestId)}}`;
+  return body.length === 2 ? `{${envelope}` : `${body.slice(0, -1)},${envelope}`;
 }
 
 /** What a client does with an inbound frame: `ok` → reply; `ev: "topic"` →
