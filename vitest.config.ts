@@ -11,12 +11,12 @@ const SHARED_GRAPH = [
   "web/test/**/*.test.ts",
   "test/integration/**/*.test.ts",
   "test/e2e/**/*.test.ts",
+  "test/hud/**/*.test.ts",
 ];
-// Each with a graph of its own: requests-in-all reads the instance's count of
+// With a graph of its own: requests-in-all reads the instance's count of
 // requests running on every connection, kept for the whole process, which
-// other files' connections leave above zero; the HUD helpers make one git
-// home per graph and remove it after the file.
-const OWN_GRAPH = ["test/unit/requests-in-all.test.ts", "test/hud/**/*.test.ts"];
+// other files' connections leave above zero.
+const OWN_GRAPH = ["test/unit/requests-in-all.test.ts"];
 
 export default defineConfig({
   // The web console's modules are Preact TSX; unit tests import the pure ones.

@@ -135,13 +135,23 @@ export class TmuxClaude extends TmuxSession {
   }
 }
 
+/** Whether a process of group `pgid` still runs. One that has ended but
+ * waits to be reaped (a zombie: the harness, once tmux's server is gone, is
+ * reparented to an init that reaps it up to ~2 s later) writes nothing more. */
 function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // After the command's name, in parentheses: state, ppid, pgrp.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
   }
+  return false;
 }
 
 /** Poll `get` until it gives a value (each try may be async). */

@@ -2,18 +2,24 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { afterAll } from "vitest";
 import { HudStatus, hudRuleViolations } from "../../src/contract/ecc/hud.js";
 import { validationErrors } from "../../src/contract/validate.js";
 import { onPath } from "../../src/probes/exec.js";
+import { afterEachFile } from "../helpers/after-file.js";
 import { runCli } from "../helpers/instance.js";
 
 // Real git repositories, fake `gh` / `claude` executables and a CLI runner
 // with a chosen cwd and PATH, for the HUD tests.
 
+// Made as a file needs them and removed after it: the files share one
+// module graph (vitest.config.ts), so a home made when this module loads
+// would be gone for every file after the first.
 const dirs = new Set<string>();
-afterAll(() => {
+let home: string | undefined;
+afterEachFile(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs.clear();
+  home = undefined;
 });
 
 export function tempDir(prefix = "ccmsg-hud-"): string {
@@ -24,9 +30,10 @@ export function tempDir(prefix = "ccmsg-hud-"): string {
 
 /** git with no user or system configuration, fixed identity. */
 export function gitEnv(): NodeJS.ProcessEnv {
+  home ??= tempDir("ccmsg-hud-home-");
   return {
     PATH: process.env.PATH,
-    HOME: tempHome,
+    HOME: home,
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
     GIT_AUTHOR_NAME: "Test",
@@ -35,7 +42,6 @@ export function gitEnv(): NodeJS.ProcessEnv {
     GIT_COMMITTER_EMAIL: "test@example.invalid",
   };
 }
-const tempHome = tempDir("ccmsg-hud-home-");
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync("git", ["-C", cwd, ...args], {
