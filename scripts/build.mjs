@@ -133,15 +133,29 @@ const inGroup = (name) => (id) => {
   }
   return id.startsWith(join(root, "src") + "/") && id !== MAIN && taken[name].has(id);
 };
+// CommonJS: Node 20 loads a script's `require` graph without its ES module
+// loader (its own modules, the resolve and link steps for each file, the
+// asynchronous module jobs), which took ~9 ms off every cold command and off
+// the instance's start (measured interleaved: cold `post` 103.0 → 93.7 ms,
+// restart 198 → 189 ms). The instance stays an ES module (dist/daemon/),
+// imported on demand; the dependencies a command imports on demand (ws, pg)
+// are imported, not required.
 const { output: cliOutput } = await cli.write({
   ...rolldownOutput,
+  format: "cjs",
   dir: join(root, "dist", "bin"),
   codeSplitting: {
-    groups: Object.keys(GROUPS).map((name) => ({ name, test: inGroup(name) })),
+    groups: [
+      // The bundler's own helpers ride in `main`, not in a file of their own.
+      { name: "main", test: /rolldown\/runtime/ },
+      ...Object.keys(GROUPS).map((name) => ({ name, test: inGroup(name) })),
+    ],
   },
 });
 if (taken === undefined || taken.hot.size === 0) throw new Error("no hot chunk was made");
 await cli.close();
+// The package is `"type": "module"`; these files are scripts.
+writeFileSync(join(root, "dist", "bin", "package.json"), '{ "type": "commonjs" }\n');
 
 const daemonDir = join(root, "dist", "daemon");
 const instance = await rolldown({

@@ -33,15 +33,18 @@ const ALWAYS = /^src\/store\/pg\/url\.ts$/;
  * costs ~0.5 ms to resolve, read, compile and link, and a KB ~40 µs to
  * parse, so since stop 37 the commands share a few chunks made for them
  * (`main`, `hot`, `hud`: scripts/build.mjs): a cold `post` read 31 files
- * (98 KB) and now reads 4 (~118 KB), ~20 ms sooner; `status` and
- * `statusline` read 5 (~175 KB) where they read ~15 (66 and 85 KB), in the
- * same time. */
+ * (98 KB) and then 4 (~118 KB), ~20 ms sooner; `status` and `statusline` 5
+ * (~175 KB) where they read ~15 (66 and 85 KB), in the same time. Since the
+ * bundle is CommonJS (stop 38) each command reads one file more, the
+ * bundler's helpers (3 KB), and ~10 % more bytes (each use of another
+ * chunk's export is a property read), and starts ~9 ms sooner: a script
+ * that is required skips the ES module loader. */
 const BUDGET: Record<string, { files: number; kb: number }> = {
-  status: { files: 5, kb: 176 },
-  statusline: { files: 5, kb: 176 },
-  "inbox --hook": { files: 4, kb: 118 },
+  status: { files: 6, kb: 195 },
+  statusline: { files: 6, kb: 195 },
+  "inbox --hook": { files: 5, kb: 131 },
   // The client alone: no schema library (issue 26).
-  post: { files: 4, kb: 118 },
+  post: { files: 5, kb: 131 },
 };
 
 describe("what start loads", () => {
