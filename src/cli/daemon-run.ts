@@ -33,7 +33,20 @@ export async function runDaemon(argv: string[]): Promise<void> {
       recover: values.recover ?? false,
       team: teamBoard,
     });
-  let instance: Awaited<ReturnType<typeof startInstance>>;
+  // Signals are heard from the start: the socket answers before the start
+  // is done (HTTP and instance.json follow it), and a stop asked in that
+  // window runs once the instance exists. Every signal, not once: `npm start`
+  // in a terminal delivers Ctrl-C twice (the terminal's and npm's forwarded
+  // copy), and the second must not kill the instance mid-stop. The stop runs
+  // once, whoever asks.
+  let instance: Awaited<ReturnType<typeof startInstance>> | undefined;
+  let stopAsked: NodeJS.Signals | undefined;
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      if (instance === undefined) stopAsked ??= signal;
+      else void instance.stop(signal);
+    });
+  }
   try {
     try {
       instance = await start(asked === "off" ? null : (asked ?? DEFAULT_HTTP));
@@ -50,12 +63,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     await teamBoard?.close().catch(() => {});
     throw error;
   }
-  // Every signal, not once: `npm start` in a terminal delivers Ctrl-C twice
-  // (the terminal's and npm's forwarded copy), and the second must not kill
-  // the instance mid-stop. The stop runs once, whoever asks.
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.on(signal, () => void instance.stop(signal));
-  }
+  if (stopAsked !== undefined) void instance.stop(stopAsked);
   // Console output goes to a file or pipe that may fill or close; losing it
   // must never stop the instance.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});

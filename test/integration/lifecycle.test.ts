@@ -1,8 +1,18 @@
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { LAST_LIVE_RETENTION_MS } from "../../src/contract/index.js";
-import { runCli, startInstance } from "../helpers/instance.js";
+import { stateFiles } from "../../src/state/paths.js";
+import {
+  CLI,
+  childEnv,
+  defaultStateDir,
+  isolatedHome,
+  runCli,
+  startInstance,
+} from "../helpers/instance.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 
 afterEach(() => expect(contractViolations.splice(0)).toEqual([]));
@@ -92,6 +102,34 @@ describe("stopping at once", () => {
     const inst = await startInstance({ args: ["--http", "off"] });
     expect(await inst.stop()).toBe(0);
     expect(inst.log().at(-1)).toMatchObject({ msg: "stopped" });
+  });
+
+  it("a SIGTERM once the socket answers, before HTTP is up, still stops cleanly", async () => {
+    const { env } = isolatedHome();
+    const stateDir = defaultStateDir(env);
+    const files = stateFiles(stateDir);
+    const args = ["daemon", "run", "--state-dir", stateDir, "--http", "127.0.0.1:0"];
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: childEnv(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<[number | null, string | null]>((resolve) =>
+      child.on("exit", (code, signal) => resolve([code, signal])),
+    );
+    try {
+      // The first moment a client can be served: the socket accepts.
+      let peer: Peer | undefined;
+      while (peer === undefined) peer = await Peer.unix(files.socket).catch(() => sleep(1));
+      expect((await peer.request("instance_ping")).ok).toBe(true);
+      child.kill("SIGTERM");
+      expect(await exited).toEqual([0, null]);
+      peer.close();
+      for (const path of [files.socket, files.lock, files.instanceJson])
+        expect(existsSync(path), path).toBe(false);
+      expect(readFileSync(files.log, "utf8")).toContain('"msg":"stopped"');
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 });
 
