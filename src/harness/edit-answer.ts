@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import {
   editConflicts,
+  isOwn,
   type KeyedReservation,
   liveReservations,
 } from "../contract/reservations.js";
@@ -69,9 +70,13 @@ export async function editAnswer(
 ): Promise<HookAnswer> {
   const path = editTarget(payload, cwd);
   if (path === undefined) return undefined;
-  // The config is read beside the entries, not before them.
+  // Nobody else holding a reservation, the common case, is the whole answer:
+  // no path is resolved and no config read (an http hook on every edit).
+  const entries = await checks.entries();
+  if (!liveReservations(entries, now()).some((r) => !isOwn(r, sid))) return undefined;
+  // The config is read beside the path, not after it.
   const blocking = checks.blocking().catch(() => false);
-  const [entries, real] = await Promise.all([checks.entries(), checks.real(path)]);
+  const real = await checks.real(path);
   const at = now();
   const found = conflictsOfEdit(entries, sid, path, real, at);
   if (found.length === 0) return undefined;
