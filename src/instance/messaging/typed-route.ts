@@ -32,6 +32,8 @@ export interface TypedSetup {
   env: NodeJS.ProcessEnv;
   /** The state-file lookup (a seam for tests). */
   find?: (home: string, sid: Sid) => Promise<LiveSessionFile | undefined>;
+  /** How long the typed turn is looked for (TYPED_CONFIRM_MS; shorter in tests). */
+  confirmMs?: number;
 }
 
 /** `confirmed`: the transcript has the turn (at `at`); `unconfirmed`: the
@@ -75,7 +77,7 @@ export class TypedRoute {
         this.log.info({ sid, stderr: sent.stderr.trim() }, "typed route: tmux refused");
         return undefined;
       }
-      const deadline = Date.now() + TYPED_CONFIRM_MS;
+      const deadline = Date.now() + (this.setup.confirmMs ?? TYPED_CONFIRM_MS);
       for (;;) {
         path ??= await locateTranscript("claude", this.setup.home, sid).catch(() => undefined);
         const at = path === undefined ? undefined : await typedTurnAt(path, text, from);
