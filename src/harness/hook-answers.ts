@@ -82,8 +82,10 @@ export async function promptAnswer(
   payload: Record<string, unknown>,
   confirming: () => boolean = () => true,
 ): Promise<HookAnswer> {
-  const [claimed, known] = await Promise.all([handOver.claim(), ledger.mids()]);
-  const { fresh, shown } = splitShown(claimed, known);
+  // Nothing held, the common case, is the whole answer: no ledger is read.
+  const claimed = await handOver.claim();
+  if (claimed.length === 0) return undefined;
+  const { fresh, shown } = splitShown(claimed, await ledger.mids());
   const confirm = (m: InboxMessage[]) => handOver.confirm(m);
   if (fresh.length === 0) {
     if (shown.length > 0) await confirmPassedOn(confirm, fresh, shown, ledger);
