@@ -65,6 +65,19 @@ const daemonRun = {
   },
 };
 
+// The MCP SDK's Server imports its ajv-based JSON Schema validator when it
+// loads (ajv and its formats, ~230 KB of the `ccmsg mcp` start) for the one
+// thing ccmsg's server never does, elicitation: ours stands in its place
+// (src/mcp/json-schema-validator.ts). Should the SDK move the file, ajv is
+// simply loaded again (the load-budget test says so).
+const mcpWithoutAjv = {
+  name: "mcp-without-ajv",
+  resolveId(id, importer) {
+    if (id === "../validation/ajv-provider.js" && importer?.includes("@modelcontextprotocol/sdk"))
+      return join(root, "src", "mcp", "json-schema-validator.ts");
+  },
+};
+
 // The command: what its entry imports statically is one chunk (`main`,
 // which every command loads, `daemon run` included), what the groups the
 // hooks run add to it another (`hot`), and what the statusline and `status`
@@ -92,6 +105,7 @@ const cli = await rolldown({
   },
   plugins: [
     daemonRun,
+    mcpWithoutAjv,
     {
       name: "module-graph",
       moduleParsed(info) {

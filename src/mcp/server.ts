@@ -11,6 +11,7 @@ import { type Flags, sessionId } from "../client/flags.js";
 import { ContractError } from "../contract/errors.js";
 import { validationErrors } from "../contract/validate.js";
 import { VERSION } from "../util/version.js";
+import { NoJsonSchemaValidator } from "./json-schema-validator.js";
 import { SessionLink } from "./link.js";
 import { TOOLS } from "./tools.js";
 
@@ -23,7 +24,10 @@ import { TOOLS } from "./tools.js";
 export async function serveMcp(flags: Flags): Promise<void> {
   const link = new SessionLink(flags, sessionId(flags));
   const person = new SessionLink(flags, undefined);
-  const server = new Server({ name: "ccmsg", version: VERSION }, { capabilities: { tools: {} } });
+  const server = new Server(
+    { name: "ccmsg", version: VERSION },
+    { capabilities: { tools: {} }, jsonSchemaValidator: new NoJsonSchemaValidator() },
+  );
   // JSON Schema as the model reads it (TypeBox's symbol keys fall away).
   const tools = Object.entries(TOOLS).map(([name, t]) => ({
     name,

@@ -89,6 +89,38 @@ describe("what start loads", () => {
   });
 });
 
+describe("what the MCP server loads", () => {
+  const shared = sharedInstance();
+  it("`ccmsg mcp` answers initialize without the SDK's ajv validator (ours stands in: scripts/build.mjs)", async () => {
+    const record = join(shared.inst.stateDir, "loads-mcp.txt");
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    };
+    const r = await runCli(
+      ["mcp"],
+      { ...shared.env, ...recordingEnv(record) },
+      `${JSON.stringify(initialize)}\n`,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.split("\n")[0]!)).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: "ccmsg" }, capabilities: { tools: {} } },
+    });
+    const sources = loadedChunks(record).flatMap((c) => c.sources);
+    expect(sources.filter((s) => s.includes("@modelcontextprotocol/sdk")).length).toBeGreaterThan(
+      0,
+    );
+    expect(sources.filter((s) => /node_modules\/ajv/.test(s))).toEqual([]);
+  });
+});
+
 describe("what the hot commands load", () => {
   const shared = sharedInstance();
   const commands: Record<string, { args: string[]; stdin?: string }> = {
