@@ -68,8 +68,8 @@ const daemonRun = {
 // The MCP SDK's Server imports its ajv-based JSON Schema validator when it
 // loads (ajv and its formats, ~230 KB of the `ccmsg mcp` start) for the one
 // thing ccmsg's server never does, elicitation: ours stands in its place
-// (src/mcp/json-schema-validator.ts). Should the SDK move the file, ajv is
-// simply loaded again (the load-budget test says so).
+// (src/mcp/json-schema-validator.ts, DR-0068). Should the SDK move the file,
+// ajv is simply loaded again (the load-budget test says so).
 const mcpWithoutAjv = {
   name: "mcp-without-ajv",
   resolveId(id, importer) {

@@ -11,7 +11,7 @@ import type {
  * elicitation, which ccmsg's server never sends: tool arguments are checked
  * against the TypeBox schemas by the contract's own validator (server.ts).
  * The build puts this module where the SDK imports its ajv provider
- * (scripts/build.mjs), so `ccmsg mcp` does not load ajv at all.
+ * (scripts/build.mjs), so `ccmsg mcp` does not load ajv at all (DR-0068).
  */
 export class NoJsonSchemaValidator implements jsonSchemaValidator {
   getValidator<T>(_schema: JsonSchemaType): JsonSchemaValidator<T> {
