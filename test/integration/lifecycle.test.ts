@@ -109,17 +109,20 @@ describe("stopping at once", () => {
     const stateDir = defaultStateDir(env);
     const files = stateFiles(stateDir);
     const args = ["daemon", "run", "--state-dir", stateDir, "--http", "127.0.0.1:0"];
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: childEnv(env),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(process.execPath, [CLI, ...args], { env: childEnv(env), stdio: "ignore" });
+    let gone = false;
     const exited = new Promise<[number | null, string | null]>((resolve) =>
-      child.on("exit", (code, signal) => resolve([code, signal])),
+      child.on("exit", (code, signal) => {
+        gone = true;
+        resolve([code, signal]);
+      }),
     );
     try {
       // The first moment a client can be served: the socket accepts.
       let peer: Peer | undefined;
-      while (peer === undefined) peer = await Peer.unix(files.socket).catch(() => sleep(1));
+      while (peer === undefined && !gone)
+        peer = await Peer.unix(files.socket).catch(() => sleep(1));
+      if (peer === undefined) throw new Error(`the instance exited first: ${await exited}`);
       expect((await peer.request("instance_ping")).ok).toBe(true);
       child.kill("SIGTERM");
       expect(await exited).toEqual([0, null]);
