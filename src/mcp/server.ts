@@ -9,7 +9,6 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type Flags, sessionId } from "../client/flags.js";
 import { ContractError } from "../contract/errors.js";
-import { validationErrors } from "../contract/validate.js";
 import { VERSION } from "../util/version.js";
 import { NoJsonSchemaValidator } from "./json-schema-validator.js";
 import { SessionLink } from "./link.js";
@@ -39,6 +38,9 @@ export async function serveMcp(flags: Flags): Promise<void> {
     const tool = Object.hasOwn(TOOLS, params.name) ? TOOLS[params.name] : undefined;
     if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `no tool ${params.name}`);
     const args = params.arguments ?? {};
+    // The schema compiler is loaded at the first call, not at the start
+    // Claude Code waits for.
+    const { validationErrors } = await import("../contract/validate.js");
     const refused = validationErrors(tool.input, args);
     if (refused.length > 0) return failure("invalid_args", refused.join("; "));
     try {

@@ -91,7 +91,7 @@ describe("what start loads", () => {
 
 describe("what the MCP server loads", () => {
   const shared = sharedInstance();
-  it("`ccmsg mcp` answers initialize without the SDK's ajv validator (ours stands in: scripts/build.mjs)", async () => {
+  it("`ccmsg mcp` answers initialize without the SDK's ajv validator (ours stands in: scripts/build.mjs) or the schema compiler", async () => {
     const record = join(shared.inst.stateDir, "loads-mcp.txt");
     const initialize = {
       jsonrpc: "2.0",
@@ -118,6 +118,8 @@ describe("what the MCP server loads", () => {
       0,
     );
     expect(sources.filter((s) => /node_modules\/ajv/.test(s))).toEqual([]);
+    // Tool arguments are checked from the first call on (src/mcp/server.ts).
+    expect(sources.filter((s) => /typebox\/build\/\w+\/(compiler|errors)\//.test(s))).toEqual([]);
   });
 });
 
