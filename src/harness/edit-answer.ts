@@ -73,11 +73,11 @@ export async function editAnswer(
   // Nobody else holding a reservation, the common case, is the whole answer:
   // no path is resolved and no config read (an http hook on every edit).
   const entries = await checks.entries();
-  if (!liveReservations(entries, now()).some((r) => !isOwn(r, sid))) return undefined;
+  const at = now();
+  if (!liveReservations(entries, at).some((r) => !isOwn(r, sid))) return undefined;
   // The config is read beside the path, not after it.
   const blocking = checks.blocking().catch(() => false);
   const real = await checks.real(path);
-  const at = now();
   const found = conflictsOfEdit(entries, sid, path, real, at);
   if (found.length === 0) return undefined;
   const exclusive = found.some((r) => r.exclusive);

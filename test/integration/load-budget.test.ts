@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { Client } from "../../src/client/client.js";
 import { CLI, childEnv, isolatedHome, ROOT, runCli, sharedInstance } from "../helpers/instance.js";
 import { loadedBuiltins, loadedChunks, recordingEnv } from "../helpers/loads.js";
+import { MCP_INITIALIZE } from "../helpers/mcp.js";
 
 // Issue 26: a capability that is not configured costs nothing at start, and
 // the commands every Claude Code turn runs load only what they use. Both are
@@ -93,20 +94,10 @@ describe("what the MCP server loads", () => {
   const shared = sharedInstance();
   it("`ccmsg mcp` answers initialize without the SDK's ajv validator (ours stands in: scripts/build.mjs) or the schema compiler", async () => {
     const record = join(shared.inst.stateDir, "loads-mcp.txt");
-    const initialize = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    };
     const r = await runCli(
       ["mcp"],
       { ...shared.env, ...recordingEnv(record) },
-      `${JSON.stringify(initialize)}\n`,
+      `${JSON.stringify(MCP_INITIALIZE)}\n`,
     );
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout.split("\n")[0]!)).toMatchObject({

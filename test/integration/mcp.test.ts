@@ -7,6 +7,7 @@ import { parse as parseToml } from "smol-toml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadOrMintHookToken } from "../../src/state/hook-token.js";
 import { CLI, childEnv, runCli, startInstance, type TestInstance } from "../helpers/instance.js";
+import { MCP_INITIALIZE } from "../helpers/mcp.js";
 import { contractViolations, newSid, Peer } from "../helpers/peer.js";
 import { until } from "../helpers/real-claude.js";
 
@@ -305,16 +306,7 @@ describe("ccmsg mcp", () => {
     const lines = createInterface({ input: child.stdout! });
     const answers = lines[Symbol.asyncIterator]();
     const send = (m: object) => child.stdin!.write(`${JSON.stringify(m)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "0" },
-      },
-    });
+    send(MCP_INITIALIZE);
     await answers.next();
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
     send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "peers", arguments: {} } });
